@@ -1,0 +1,367 @@
+"""Lexical retrieval: BM25 over identifier-preserving tokens.
+
+Dense retrieval misses exact strings with no semantic neighbourhood: error codes
+(``E-4471``), account ids (``acme-9``), function names (``reconcile_settlement``).
+:func:`tokenize` therefore keeps each identifier whole, lower-cased, *and* emits
+its parts, while plain words are stopworded and stemmed as configured.
+
+:class:`BM25Retriever` scores with bm25s (fast, sparse) by default; rank-bm25 is
+kept as the reference engine. Both see the same tokens and the same BM25 variant
+(Lucene: ``idf = ln(1 + (N - df + 0.5) / (df + 0.5))`` and
+``tf / (tf + k1 * (1 - b + b * dl / avgdl))``), so they rank the same documents;
+``tests/test_lexical.py`` checks this on real text.
+
+The caller's scope arrives as a boolean ``mask`` over corpus rows and is applied
+while scoring, before top-k selection: a row outside the mask is never returned,
+at any ``k``.
+
+Reference: Robertson and Zaragoza, "The Probabilistic Relevance Framework: BM25
+and Beyond", 2009; Kamphuis et al., "Which BM25 Do You Mean?", ECIR 2020.
+
+Example:
+    >>> bm25 = BM25Retriever(["Error E-4471 during settlement.",
+    ...                       "Reconciling settlements for acme-9.",
+    ...                       "Lunch menu."])
+    >>> bm25.search("e-4471", k=5).ids
+    [0]
+    >>> bm25.search("settlements", k=5).ids  # stemmed; the shorter row first
+    [1, 0]
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import lru_cache
+
+import numpy as np
+
+from ragkit.errors import ValidationError
+from ragkit.fusion import Param, Ranking
+
+__all__ = ["BM25_PARAMS", "ENGINES", "BM25Retriever", "tokenize"]
+
+#: BM25's tunable parameters (Lucene/Elasticsearch defaults are k1=1.2, b=0.75).
+BM25_PARAMS: Mapping[str, Param] = {
+    "k1": Param("k1", 1.5, 0.0, None, "term-frequency saturation; 0 ignores repeats"),
+    "b": Param("b", 0.75, 0.0, 1.0, "document-length normalisation; 0 turns it off"),
+}
+
+#: Scoring engines: bm25s (default, sparse matrix) and rank_bm25 (reference).
+ENGINES = ("bm25s", "rank_bm25")
+
+# A word, or words joined by - _ . / : with no space (E-4471, acme-9, 2026-01-15, a.b/c).
+_TOKEN_RE = re.compile(r"\w+(?:[-./:]\w+)*")
+_SEPARATOR_RE = re.compile(r"[-_./:]+")
+
+
+def tokenize(
+    text: str,
+    *,
+    stemmer: str | None = "english",
+    stopwords: str | Iterable[str] | None = "en",
+) -> list[str]:
+    """Split text into BM25 tokens, keeping identifiers findable by exact query.
+
+    A run of word characters joined by ``- _ . / :`` (no spaces) is an
+    identifier: it is emitted whole, lower-cased and unstemmed, followed by its
+    parts treated as plain words. Plain words are lower-cased, dropped if they
+    are stopwords, then stemmed.
+
+    Args:
+        text: the text to split.
+        stemmer: a PyStemmer language (``"english"``) or ``None`` for no stemming.
+        stopwords: ``"en"`` (the 33 Lucene English stopwords), your own word list,
+            or ``None`` to keep every word.
+
+    Returns:
+        Tokens in text order (a bag of words for BM25).
+
+    Example:
+        >>> tokenize("The acme-9 job failed at reconcile_settlement")
+        ['acme-9', 'acm', '9', 'job', 'fail', 'reconcile_settlement', 'reconcil', 'settlement']
+        >>> tokenize("E-4471 on 2026-01-15", stemmer=None, stopwords=None)
+        ['e-4471', 'e', '4471', 'on', '2026-01-15', '2026', '01', '15']
+    """
+    return _tokens(text, _stemmer(stemmer), _stopword_set(stopwords))
+
+
+def _tokens(text: str, stem: Callable[[str], str] | None, stop: frozenset[str]) -> list[str]:
+    if not isinstance(text, str):
+        raise ValidationError(
+            f"tokenize: got {type(text).__name__} {text!r:.60}; expected a str", field="text"
+        )
+    tokens: list[str] = []
+
+    def add_word(word: str) -> None:
+        if word not in stop:
+            tokens.append(stem(word) if stem else word)
+
+    for match in _TOKEN_RE.findall(text.lower()):
+        if _SEPARATOR_RE.search(match):
+            tokens.append(match)
+            for part in _SEPARATOR_RE.split(match):
+                if part:
+                    add_word(part)
+        else:
+            add_word(match)
+    return tokens
+
+
+class BM25Retriever:
+    """BM25 over a list of texts, searched by query with an optional scope mask.
+
+    Args:
+        texts: the corpus; row ``i`` of every :class:`~ragkit.fusion.Ranking` is ``texts[i]``.
+        engine: ``"bm25s"`` (default, fast) or ``"rank_bm25"`` (reference implementation).
+        stemmer: PyStemmer language, or ``None``; see :func:`tokenize`.
+        stopwords: ``"en"``, a word list, or ``None``; see :func:`tokenize`.
+        k1: term-frequency saturation (see :data:`BM25_PARAMS`).
+        b: length normalisation (see :data:`BM25_PARAMS`).
+
+    Raises:
+        ValidationError: empty corpus, a text that is not a str, an unknown engine
+            or stemmer, or k1/b out of range.
+
+    Example:
+        >>> import numpy as np
+        >>> bm25 = BM25Retriever(["acme-9 ledger", "acme-9 ledger ledger", "other"])
+        >>> bm25.search("acme-9 ledger", k=10).ids
+        [1, 0]
+        >>> bm25.search("acme-9 ledger", k=10, mask=np.array([True, False, True])).ids
+        [0]
+    """
+
+    def __init__(
+        self,
+        texts: Sequence[str],
+        *,
+        engine: str = "bm25s",
+        stemmer: str | None = "english",
+        stopwords: str | Iterable[str] | None = "en",
+        k1: float = BM25_PARAMS["k1"].default,
+        b: float = BM25_PARAMS["b"].default,
+    ) -> None:
+        if engine not in ENGINES:
+            raise ValidationError(
+                f"BM25Retriever: engine={engine!r} is unknown; expected one of {list(ENGINES)}",
+                field="engine",
+            )
+        self.k1 = float(BM25_PARAMS["k1"].check(k1, owner="BM25Retriever"))
+        self.b = float(BM25_PARAMS["b"].check(b, owner="BM25Retriever"))
+        self.engine = engine
+        self.stemmer = stemmer
+        self.stopwords = stopwords if stopwords is None or isinstance(stopwords, str) else tuple(
+            stopwords
+        )
+        self._stem = _stemmer(stemmer)
+        self._stop = _stopword_set(self.stopwords)
+        texts = _check_texts(texts)
+        self._n_rows = len(texts)
+        corpus_tokens = [self.tokenize(t) for t in texts]
+        self._vocabulary = {token for tokens in corpus_tokens for token in tokens}
+        if not self._vocabulary:
+            self._scorer = None  # nothing indexable: every search is empty
+        elif engine == "bm25s":
+            self._scorer = _Bm25sScorer(corpus_tokens, self.k1, self.b)
+        else:
+            self._scorer = _RankBm25Scorer(corpus_tokens, self.k1, self.b)
+
+    def __len__(self) -> int:
+        return self._n_rows
+
+    def __repr__(self) -> str:
+        return (
+            f"BM25Retriever(rows={self._n_rows}, engine={self.engine!r}, stemmer={self.stemmer!r}, "
+            f"stopwords={self.stopwords!r:.40}, k1={self.k1}, b={self.b})"
+        )
+
+    def tokenize(self, text: str) -> list[str]:
+        """Tokens for ``text`` with this retriever's stemmer and stopwords."""
+        return _tokens(text, self._stem, self._stop)
+
+    def scores(self, query: str, mask: np.ndarray | None = None) -> np.ndarray:
+        """BM25 score of every row (float64); 0 for rows outside ``mask`` or with no query term.
+
+        Example:
+            >>> bm25 = BM25Retriever(["a cat", "a dog"], stemmer=None)
+            >>> bm25.scores("dog").round(4).tolist()  # ln(1 + 1.5/1.5) * 1/(1 + 1.5)
+            [0.0, 0.2773]
+        """
+        allowed = self._check_mask(mask)
+        if not isinstance(query, str):
+            raise ValidationError(
+                f"search: query is a {type(query).__name__}; expected a str", field="query"
+            )
+        tokens = [t for t in self.tokenize(query) if t in self._vocabulary]
+        if self._scorer is None or not tokens:
+            return np.zeros(self._n_rows, dtype=np.float64)
+        return self._scorer.scores(tokens, allowed)
+
+    def search(self, query: str, k: int, mask: np.ndarray | None = None) -> Ranking:
+        """The ``k`` best rows for ``query`` among those allowed by ``mask``.
+
+        Only rows sharing at least one token with the query are returned, so a
+        ``k`` larger than the matching allowed rows returns all of them. Ties
+        break by the smaller row id. A query with no known token returns an
+        empty Ranking.
+
+        Args:
+            query: free text; identifiers are matched exactly (see :func:`tokenize`).
+            k: how many rows to return, >= 1.
+            mask: boolean array with one entry per row; rows with False are never
+                scored into the result. ``None`` allows every row.
+
+        Raises:
+            ValidationError: ``k < 1`` or a mask of the wrong type or length.
+        """
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+            raise ValidationError(
+                f"search: k={k!r}; expected an int >= 1 (the number of rows to return)",
+                field="k",
+            )
+        allowed = self._check_mask(mask)
+        scores = self.scores(query, allowed)
+        hit = scores > 0
+        if allowed is not None:
+            hit &= allowed
+        rows = np.flatnonzero(hit)
+        row_scores = scores[rows]
+        if len(rows) > k:  # keep every row tied with the k-th, then order exactly
+            kth = np.partition(row_scores, len(rows) - k)[len(rows) - k]
+            keep = row_scores >= kth
+            rows, row_scores = rows[keep], row_scores[keep]
+        order = np.lexsort((rows, -row_scores))[:k]
+        return Ranking(rows[order].tolist(), row_scores[order].tolist())
+
+    def _check_mask(self, mask: np.ndarray | None) -> np.ndarray | None:
+        if mask is None:
+            return None
+        if not isinstance(mask, np.ndarray) or mask.dtype != np.bool_:
+            kind = (
+                f"a numpy array of dtype {mask.dtype}"
+                if isinstance(mask, np.ndarray)
+                else f"a {type(mask).__name__}"
+            )
+            raise ValidationError(
+                f"search: mask is {kind}; expected a numpy bool array with one entry per row. "
+                "Convert with np.asarray(mask, dtype=bool)",
+                field="mask",
+            )
+        if mask.shape != (self._n_rows,):
+            raise ValidationError(
+                f"search: mask has shape {mask.shape}; expected ({self._n_rows},), "
+                "one entry per indexed row",
+                field="mask",
+            )
+        return mask
+
+
+# ---------------------------------------------------------------- engines
+
+
+class _Bm25sScorer:
+    """bm25s with the Lucene variant; the mask goes in as bm25s' ``weight_mask``."""
+
+    def __init__(self, corpus_tokens: list[list[str]], k1: float, b: float) -> None:
+        import bm25s
+
+        self._model = bm25s.BM25(k1=k1, b=b, method="lucene")
+        self._model.index(corpus_tokens, show_progress=False)
+
+    def scores(self, tokens: list[str], mask: np.ndarray | None) -> np.ndarray:
+        weight_mask = None if mask is None else mask.astype(np.float32)
+        raw = self._model.get_scores(tokens, weight_mask=weight_mask)
+        return np.asarray(raw, dtype=np.float64)
+
+
+class _RankBm25Scorer:
+    """rank-bm25's Okapi scorer with the Lucene idf, so it matches bm25s.
+
+    rank-bm25's own BM25Okapi uses ``ln((N - df + 0.5) / (df + 0.5))`` with a floor
+    for negative values, and multiplies by ``k1 + 1``; here the idf is Lucene's and
+    the constant ``k1 + 1`` is divided out, so scores equal bm25s' (to float32).
+    With a mask, only allowed rows are scored (``get_batch_scores``).
+    """
+
+    def __init__(self, corpus_tokens: list[list[str]], k1: float, b: float) -> None:
+        from rank_bm25 import BM25Okapi
+
+        class _LuceneIdfOkapi(BM25Okapi):
+            def _calc_idf(self, nd: dict[str, int]) -> None:
+                for word, df in nd.items():
+                    self.idf[word] = math.log(1 + (self.corpus_size - df + 0.5) / (df + 0.5))
+
+        self._k1 = k1
+        self._n_rows = len(corpus_tokens)
+        self._model = _LuceneIdfOkapi(corpus_tokens, k1=k1, b=b)
+
+    def scores(self, tokens: list[str], mask: np.ndarray | None) -> np.ndarray:
+        if mask is None:
+            raw = np.asarray(self._model.get_scores(tokens), dtype=np.float64)
+        else:
+            raw = np.zeros(self._n_rows, dtype=np.float64)
+            rows = np.flatnonzero(mask)
+            if len(rows):
+                raw[rows] = self._model.get_batch_scores(tokens, rows.tolist())
+        return raw / (self._k1 + 1)
+
+
+# ---------------------------------------------------------------- helpers
+
+
+@lru_cache(maxsize=8)
+def _stemmer(language: str | None) -> Callable[[str], str] | None:
+    if language is None:
+        return None
+    import Stemmer
+
+    if language not in Stemmer.algorithms():
+        raise ValidationError(
+            f"stemmer={language!r} is not a PyStemmer language; use None (no stemming) "
+            f"or one of {sorted(Stemmer.algorithms())}",
+            field="stemmer",
+        )
+    return Stemmer.Stemmer(language).stemWord
+
+
+def _stopword_set(stopwords: str | Iterable[str] | None) -> frozenset[str]:
+    if stopwords is None:
+        return frozenset()
+    if isinstance(stopwords, str):
+        if stopwords != "en":
+            raise ValidationError(
+                f"stopwords={stopwords!r} is unknown; use 'en', a list of words, or None",
+                field="stopwords",
+            )
+        return _english_stopwords()
+    return frozenset(w.lower() for w in stopwords)
+
+
+@lru_cache(maxsize=1)
+def _english_stopwords() -> frozenset[str]:
+    from bm25s.stopwords import STOPWORDS_EN
+
+    return frozenset(STOPWORDS_EN)
+
+
+def _check_texts(texts: Sequence[str]) -> list[str]:
+    if isinstance(texts, str) or not isinstance(texts, Sequence):
+        raise ValidationError(
+            f"BM25Retriever: texts is a {type(texts).__name__}; expected a list of str "
+            "(one per corpus row)",
+            field="texts",
+        )
+    if len(texts) == 0:
+        raise ValidationError(
+            "BM25Retriever: texts is empty; pass at least one text to index", field="texts"
+        )
+    for row, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise ValidationError(
+                f"BM25Retriever: texts[{row}] is a {type(text).__name__}; expected a str. "
+                "Use '' for a row with no text",
+                field="texts",
+            )
+    return list(texts)
