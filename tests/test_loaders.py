@@ -1,0 +1,99 @@
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+from conftest import make_pdf
+
+from ragkit.errors import LoadError
+from ragkit.loaders import load_corpus, load_file
+
+
+def test_loads_every_kind(corpus_dir):
+    docs, report = load_corpus(corpus_dir)
+    assert report.ok, str(report)
+    assert report.files_seen == report.files_read == 7
+    ids = {d.doc_id for d in docs}
+    assert ids == {"settlement-runbook-v2", "settlement-policy-v3", "ops-1423-c3", "acme/rollout",
+                   "acme/notes", "ops-1423", "ops-1500", "global/jobs"}
+    by_id = {d.doc_id: d for d in docs}
+    comment = by_id["ops-1423-c3"].envelope
+    assert comment.tenant == "acme" and comment.acl_groups == ("ops", "acme-implementation")
+    assert comment.published_at == dt.datetime(2026, 1, 3, 10, 12, tzinfo=dt.timezone.utc)
+    assert comment.conditions == ("until cutover",)
+    assert comment.source_path.endswith("ops-1423-c3.md")
+    # front matter is not part of the text
+    assert by_id["ops-1423-c3"].text.startswith("Acme stays on 16:00")
+    # html: title from <title>, headings kept as Markdown, scripts dropped
+    notes = by_id["acme/notes"]
+    assert notes.title == "Acme architecture note"
+    assert "# Acme architecture" in notes.text and "## Components" in notes.text
+    assert "- gateway" in notes.text and "var x" not in notes.text
+    # jsonl: title from the first heading when missing
+    assert by_id["ops-1500"].title == "Payout run delayed"
+    assert by_id["ops-1423"].envelope.source_type == "ticket"
+    assert by_id["global/jobs"].envelope.source_type == "code"
+
+
+def test_pdf_is_read(tmp_path):
+    make_pdf(tmp_path / "memo.pdf", "EUR cutoff moved to 15:00")
+    (doc,) = load_file(tmp_path / "memo.pdf")
+    assert "EUR cutoff moved to 15:00" in doc.text
+    assert doc.doc_id == "memo"
+
+
+EXPECTED_PROBLEMS = {
+    # file name -> (line, text the reason must contain)
+    "bad-date.md": (4, "published_at"),
+    "bad-yaml.md": (3, "not valid YAML"),
+    "corrupt.pdf": (None, "not a readable PDF"),
+    "image.png": (None, "unsupported file type '.png'"),
+    "latin1.txt": (1, "not valid UTF-8"),
+    "reversed.md": (5, "effective_to"),
+    "unclosed.md": (1, "no closing '---'"),
+    "unknown-field.md": (4, "owner"),
+}
+
+
+def test_broken_files_are_reported_and_the_rest_loads(broken_dir):
+    docs, report = load_corpus(broken_dir)
+    assert {d.doc_id for d in docs} == {"settlement-policy-v3", "ok-line"}
+    by_file = {Path(s.path).name: s for s in report.skipped if not s.path.endswith(".jsonl")}
+    assert set(by_file) == set(EXPECTED_PROBLEMS)
+    for name, (line, text) in EXPECTED_PROBLEMS.items():
+        assert by_file[name].line == line, name
+        assert text in by_file[name].reason, (name, by_file[name].reason)
+    jsonl = sorted((s.line, s.reason) for s in report.skipped if s.path.endswith(".jsonl"))
+    assert [line for line, _ in jsonl] == [2, 3]
+    assert "not valid JSON" in jsonl[0][1] and "'text'" in jsonl[1][1]
+    assert report.documents == 2 and not report.ok
+    assert "skipped 10" in str(report)
+
+
+def test_strict_mode_raises_on_first_problem(broken_dir):
+    with pytest.raises(LoadError) as info:
+        load_corpus(broken_dir, strict=True)
+    assert "bad-date.md:4" in str(info.value)
+
+
+def test_duplicate_doc_id_is_reported(tmp_path):
+    for name in ("a.md", "b.md"):
+        (tmp_path / name).write_text("---\ndoc_id: same\n---\ntext\n")
+    docs, report = load_corpus(tmp_path)
+    assert len(docs) == 1
+    assert "duplicate doc_id 'same'" in report.skipped[0].reason
+    assert report.skipped[0].path.endswith("b.md")
+
+
+def test_missing_path_is_a_clear_error(tmp_path):
+    with pytest.raises(LoadError, match="no such file or folder"):
+        load_corpus(tmp_path / "nope")
+
+
+def test_hidden_files_are_ignored(tmp_path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "x.md").write_text("hidden")
+    (tmp_path / "a.md").write_text("# A\n\nvisible\n")
+    docs, report = load_corpus(tmp_path)
+    assert [d.doc_id for d in docs] == ["a"] and report.files_seen == 1
