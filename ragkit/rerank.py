@@ -1,0 +1,105 @@
+"""Cross-encoder reranking, and how its scores meet the first stage's ranks.
+
+A cross-encoder reads the query and a passage *together* and returns one
+relevance logit: more precise than comparing two separate embeddings, and far
+more expensive, so it only sees the head of the candidate list (CURRICULUM
+section 4).
+
+A reranker trained on web search can be worse than its own first stage out of
+domain. :func:`combine` therefore offers three ways to produce the final order:
+
+* ``"rerank"``: sort by the cross-encoder's score alone;
+* ``"rrf"``: reciprocal rank fusion of the first-stage rank and the reranker's
+  rank (the reranker must agree with retrieval to move a passage far);
+* ``"none"``: keep the first-stage order (the reranker is skipped).
+
+The default is chosen by measurement (``bench/rerank_modes.md``).
+
+Example:
+    >>> from ragkit.fusion import Ranking
+    >>> first = Ranking([10, 11, 12], [0.05, 0.04, 0.03])
+    >>> combine(first, [1.0, 9.0, -3.0], mode="rerank").ids
+    [11, 10, 12]
+    >>> combine(first, [1.0, 9.0, -3.0], mode="rrf").ids   # 10: 1/61+1/62, 11: 1/62+1/61
+    [10, 11, 12]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ragkit.errors import ValidationError
+from ragkit.fusion import Ranking, rrf
+
+__all__ = ["RERANK_MODES", "RerankOutput", "rerank", "combine"]
+
+RERANK_MODES = ("rrf", "rerank", "none")
+
+
+@dataclass(frozen=True)
+class RerankOutput:
+    """Cross-encoder scores for a list of passages, with the work they cost.
+
+    Attributes:
+        scores: one logit per passage (input order).
+        token_units: tokens in each (query, passage) pair after truncation; their sum is the
+            reranker's work for this call (CURRICULUM section 5).
+    """
+
+    scores: np.ndarray
+    token_units: list[int]
+
+    @property
+    def ranks(self) -> list[int]:
+        """Rank of each passage by score (1 = best), ties broken by input order."""
+        order = sorted(range(len(self.scores)), key=lambda i: (-float(self.scores[i]), i))
+        out = [0] * len(order)
+        for r, i in enumerate(order, start=1):
+            out[i] = r
+        return out
+
+
+def rerank(query: str, passages: Sequence[str], reranker: Any = None, *,
+           batch_size: int = 32) -> RerankOutput:
+    """Score each passage against ``query`` with the cross-encoder (default: the bundled one)."""
+    if reranker is None:
+        from ragkit.models import get_reranker
+
+        reranker = get_reranker()
+    scores = reranker.score(query, list(passages), batch_size=batch_size)
+    units = reranker.count_pair_tokens(query, list(passages)) if passages else []
+    return RerankOutput(np.asarray(scores, dtype=np.float32), units)
+
+
+def combine(first_stage: Ranking, scores: Sequence[float] | np.ndarray, *, mode: str = "rrf",
+            k: float = 60, weights: Sequence[float] = (1.0, 1.0)) -> Ranking:
+    """Final order of the reranked head from first-stage ranks and cross-encoder scores.
+
+    Args:
+        first_stage: the head of the fused ranking that was reranked (ids best first).
+        scores: one cross-encoder score per id of ``first_stage``, same order.
+        mode: ``"rrf"``, ``"rerank"`` or ``"none"`` (see the module docs).
+        k: RRF rank offset for ``mode="rrf"``.
+        weights: ``(first_stage_weight, reranker_weight)`` for ``mode="rrf"``.
+
+    Returns:
+        A :class:`Ranking` of the same ids; its scores are the cross-encoder's for
+        ``"rerank"``, the fused RRF scores for ``"rrf"`` and the first stage's for ``"none"``.
+    """
+    if mode not in RERANK_MODES:
+        raise ValidationError(f"rerank mode {mode!r} is unknown; use one of {RERANK_MODES}", field="mode")
+    ids = list(first_stage.ids)
+    if len(scores) != len(ids):
+        raise ValidationError(f"{len(scores)} scores for {len(ids)} candidates; pass one score per "
+                              "candidate", field="scores")
+    if mode == "none" or not ids:
+        return first_stage
+    order = sorted(range(len(ids)), key=lambda i: (-float(scores[i]), i))
+    by_reranker = Ranking([ids[i] for i in order], [float(scores[i]) for i in order])
+    if mode == "rerank":
+        return by_reranker
+    return rrf([Ranking(ids, list(first_stage.scores)), by_reranker], k=k, weights=list(weights))
