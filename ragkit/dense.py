@@ -38,6 +38,9 @@ def _faiss() -> Any:
 class DenseRetriever:
     """A faiss index over row embeddings, with masked search.
 
+    With ``kind="hnsw"`` a selective mask (few allowed rows) is searched exactly, since a
+    filtered graph walk can miss allowed rows.
+
     Args:
         vectors: ``(n, dim)`` float32, L2-normalised rows (as :class:`~ragkit.models.Embedder` makes).
         embedder: used to embed queries (anything with ``encode(list[str]) -> ndarray``).
@@ -108,6 +111,13 @@ class DenseRetriever:
             return Ranking([], [])
         k = min(int(k), allowed)
         q = self.encode_query(query) if query_vector is None else query_vector.reshape(1, -1)
+        if self.kind == "hnsw" and mask is not None and allowed < n and allowed <= max(4096, 8 * k):
+            # a selective filter starves an HNSW walk; scoring the few allowed rows exactly is
+            # both cheaper and complete
+            rows = np.flatnonzero(mask)
+            sims = self.vectors[rows] @ q[0]
+            top = np.argsort(-sims, kind="stable")[:k]
+            return Ranking([int(r) for r in rows[top]], [float(x) for x in sims[top]])
         faiss = _faiss()
         if mask is None or allowed == n:
             params = faiss.SearchParametersHNSW(efSearch=max(self.ef_search, k)) \

@@ -42,3 +42,32 @@ def make_pdf(path: Path, text: str) -> Path:
     out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
     path.write_bytes(bytes(out))
     return path
+
+
+@pytest.fixture(scope="session")
+def embedder():
+    from ragkit.models import get_embedder
+
+    return get_embedder()
+
+
+class CountingEmbedder:
+    """Wraps an embedder and counts the texts it encodes (to prove nothing is re-encoded)."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.name, self.version, self.dim = inner.name, inner.version, inner.dim
+        self.encoded = 0
+
+    def encode(self, texts, **kwargs):
+        self.encoded += len(texts)
+        return self.inner.encode(texts, **kwargs)
+
+
+@pytest.fixture(scope="session")
+def fixture_index(embedder):
+    from ragkit.index import Index
+    from ragkit.loaders import load_corpus
+
+    docs, _ = load_corpus(FIXTURES / "corpus")
+    return Index.build(docs, embedder=embedder)

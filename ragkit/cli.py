@@ -1,0 +1,241 @@
+"""The ``ragkit`` command line.
+
+Commands::
+
+    ragkit index DIR [--out IDX]            build or update an index of a folder
+    ragkit search QUERY --index IDX [...]   search it as a caller, print cited hits and ranks
+    ragkit beir DIR [--split test]          evaluate BM25, dense, RRF and RRF+rerank on a BEIR folder
+    ragkit demo                             index the bundled course corpus and trace a few searches
+
+Errors go to stderr as one line that says what was wrong and how to fix it; the
+exit code is 2 for bad input and 1 for other failures. ``--json`` prints one JSON
+object on stdout and nothing else there.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from ragkit.errors import RagkitError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True,
+                  help="ragkit: agentic retrieval, stage by stage (offline by default).")
+
+DEFAULT_CACHE = Path(".ragkit-cache")
+
+
+def _fail(exc: Exception, code: int = 2) -> None:
+    typer.echo(f"error: {exc}", err=True)
+    raise typer.Exit(code)
+
+
+def _err(message: str) -> None:
+    typer.echo(message, err=True)
+
+
+def default_index_path(folder: Path) -> Path:
+    """Where ``ragkit index DIR`` writes when ``--out`` is not given: ``.ragkit-cache/<name>``."""
+    name = folder.resolve().name or "index"
+    return DEFAULT_CACHE / f"index-{name}"
+
+
+def build_or_update(folder: Path, out: Path, *, rebuild: bool = False, strict: bool = False,
+                    chunker: str = "structure", max_tokens: int = 200, progress: bool = True,
+                    log: Any = _err) -> Any:
+    """Load ``folder``; create the index at ``out`` or bring the existing one up to date.
+
+    Unchanged documents are never re-encoded. Returns the :class:`~ragkit.index.Index`.
+    """
+    import time
+
+    from ragkit.chunking import ChunkerSettings
+    from ragkit.index import Index, IndexSettings
+    from ragkit.loaders import load_corpus
+
+    t0 = time.perf_counter()
+    docs, report = load_corpus(folder, strict=strict, progress=progress)
+    log(str(report) if not report.ok else
+        f"loaded {report.documents} documents from {report.files_read} files in {folder}")
+    settings = IndexSettings(chunker=ChunkerSettings(method=chunker, max_tokens=max_tokens))
+    if (out / "manifest.json").exists() and not rebuild:
+        index = Index.load(out)
+        if index.settings.chunker != settings.chunker:
+            log(f"chunker settings changed ({index.settings.chunker} -> {settings.chunker}): rebuilding")
+            index = Index.build(docs, settings, progress=progress)
+        else:
+            change = index.sync(docs, progress=progress)
+            log(f"updated {out}: {change}")
+            if not (change.added or change.updated or change.deleted):
+                return index
+    else:
+        index = Index.build(docs, settings, progress=progress)
+    index.save(out)
+    stats = index.stats()
+    log(f"indexed {stats['documents']} documents -> {stats['rows']} chunks ({stats['sections']} sections) "
+        f"at {out} in {time.perf_counter() - t0:.1f}s")
+    return index
+
+
+@app.command("index")
+def index_cmd(
+    folder: Annotated[Path, typer.Argument(help="folder (or file) of .md/.txt/.html/.py/.jsonl/.pdf")],
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="index folder")] = None,
+    rebuild: Annotated[bool, typer.Option(help="re-encode everything")] = False,
+    strict: Annotated[bool, typer.Option(help="stop at the first broken file")] = False,
+    chunker: Annotated[str, typer.Option(help="structure | sentence | fixed")] = "structure",
+    max_tokens: Annotated[int, typer.Option(help="chunk budget in tokens")] = 200,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no progress bars")] = False,
+) -> None:
+    """Build an index of FOLDER, or update it (only new and changed documents are encoded)."""
+    target = out or default_index_path(folder)
+    try:
+        build_or_update(folder, target, rebuild=rebuild, strict=strict, chunker=chunker,
+                        max_tokens=max_tokens, progress=not quiet)
+    except RagkitError as exc:
+        _fail(exc)
+    typer.echo(str(target))
+
+
+def print_result(result: Any, *, show_trace: bool = True, width: int = 12) -> None:
+    """Print delivered hits with citations and a per-stage rank table (rich)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(width=160)
+    trace = result.trace
+    console.print(f"[bold]query[/bold] {result.query!r}  [dim]scope: {trace.scope}; filters: "
+                  f"{trace.filters}; {trace.rows_in_scope}/{trace.rows_total} chunks in scope[/dim]")
+    if not result.hits:
+        console.print("  no results: nothing in scope matched; widen the filters or rephrase")
+        return
+    for h in result.hits:
+        env = h.envelope
+        date = (env.effective_from or env.published_at)
+        console.print(f"  [{h.rank}] [cyan]{h.citation}[/cyan]  {env.source_type}, tenant={env.tenant}, "
+                      f"v{env.version}, {date.date() if date else 'undated'}, validity={h.validity}")
+        snippet = " ".join(h.text.split())[:220]
+        console.print(f"      {snippet}", markup=False)
+    if not show_trace:
+        return
+    table = Table(title="funnel trace (ranks per stage; - = not in that list)", title_justify="left")
+    for col in ("chunk", "bm25", "dense", "rrf", "rerank", "final", "delivered"):
+        table.add_column(col, justify="left" if col == "chunk" else "right")
+    frame = trace.to_frame().head(width)
+    for _, row in frame.iterrows():
+        def cell(v: Any) -> str:
+            return "-" if v is None or (hasattr(v, "__class__") and str(v) == "<NA>") else str(v)
+        table.add_row(row.chunk_id, cell(row.lexical_rank), cell(row.dense_rank), cell(row.fused_rank),
+                      cell(row.rerank_rank), cell(row.final_rank), "yes" if row.delivered else "")
+    console.print(table)
+    ms = ", ".join(f"{k} {v:.0f} ms" for k, v in trace.timings_ms.items())
+    console.print(f"  [dim]timings: {ms}; tokens: {trace.tokens}[/dim]")
+
+
+def _hit_json(h: Any) -> dict[str, Any]:
+    return {"rank": h.rank, "citation": h.citation, "chunk_id": h.chunk_id, "doc_id": h.doc_id,
+            "score": h.score, "text": h.text, "section_id": h.section_id, "section_text": h.section_text,
+            "truncated": h.truncated, "tokens": h.tokens, "validity": h.validity,
+            "envelope": h.envelope.to_mapping()}
+
+
+@app.command("search")
+def search_cmd(
+    query: Annotated[str, typer.Argument(help="what to look for")],
+    index: Annotated[Path, typer.Option("--index", "-i", help="index folder (from `ragkit index`)")],
+    tenant: Annotated[str, typer.Option(help="caller's tenant ('*' = every tenant)")] = "*",
+    groups: Annotated[str, typer.Option(help="caller's ACL groups, comma separated")] = "",
+    doc_type: Annotated[str, typer.Option(help="only these source types, comma separated")] = "",
+    valid_at: Annotated[str, typer.Option(help="only documents valid at this ISO date")] = "",
+    candidates: Annotated[int, typer.Option(help="width of each retriever and of fusion")] = 50,
+    deliver: Annotated[int, typer.Option(help="hits to deliver")] = 4,
+    rerank_mode: Annotated[str, typer.Option(help="rrf | rerank | none")] = "rrf",
+    as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
+) -> None:
+    """Search an index as a caller (tenant and groups) and print cited hits with per-stage ranks."""
+    from ragkit.funnel import Funnel
+    from ragkit.index import Index
+    from ragkit.scope import Filters, Scope
+
+    try:
+        idx = Index.load(index)
+        scope = Scope(tenant, groups, all_groups=(tenant == "*" and not groups))
+        filters = Filters.make(doc_type=doc_type, valid_at=valid_at or None)
+        result = Funnel(idx).search(query, scope=scope, filters=filters, candidates=candidates,
+                                    deliver=deliver, rerank_mode=rerank_mode)
+    except RagkitError as exc:
+        _fail(exc)
+    if as_json:
+        payload = {"query": query, "hits": [_hit_json(h) for h in result.hits],
+                   "trace": {"timings_ms": result.trace.timings_ms, "tokens": result.trace.tokens,
+                             "rows_in_scope": result.trace.rows_in_scope,
+                             "candidates": result.trace.to_frame().to_dict(orient="records")}}
+        sys.stdout.write(json.dumps(payload, default=_json_default) + "\n")
+    else:
+        print_result(result)
+
+
+def _json_default(value: Any) -> Any:
+    try:
+        import pandas as pd
+
+        if value is pd.NA:
+            return None
+    except ImportError:  # pragma: no cover
+        pass
+    if hasattr(value, "item"):
+        return value.item()
+    return str(value)
+
+
+@app.command("beir")
+def beir_cmd(
+    folder: Annotated[Path, typer.Argument(help="BEIR folder: corpus.jsonl, queries.jsonl, qrels/")],
+    split: Annotated[str, typer.Option(help="qrels split")] = "test",
+    candidates: Annotated[int, typer.Option(help="first-stage width")] = 100,
+    rerank_depth: Annotated[int, typer.Option(help="fused candidates the cross-encoder scores")] = 30,
+    max_queries: Annotated[int, typer.Option(help="evaluate only the first N queries (0 = all)")] = 0,
+    cache: Annotated[Path, typer.Option(help="where corpus embeddings are cached")] = DEFAULT_CACHE / "beir",
+    as_json: Annotated[bool, typer.Option("--json", help="print one JSON object: method -> metric -> value")]
+    = False,
+) -> None:
+    """Evaluate BM25, dense, RRF and RRF + rerank on a BEIR-format folder."""
+    from ragkit.beir import evaluate_beir, format_table, load_beir
+
+    try:
+        data = load_beir(folder, split=split)
+        report = evaluate_beir(data, candidates=candidates, rerank_depth=rerank_depth,
+                               max_queries=max_queries or None, cache_dir=cache, progress=not as_json,
+                               log=_err)
+    except RagkitError as exc:
+        _fail(exc)
+    if as_json:
+        sys.stdout.write(json.dumps(report, default=_json_default) + "\n")
+    else:
+        typer.echo(format_table(report))
+
+
+@app.command("demo")
+def demo_cmd(
+    corpus: Annotated[Path | None, typer.Option(help="folder to index (default: the course corpus)")] = None,
+    index: Annotated[Path | None, typer.Option(help="index folder (default: .ragkit-cache/...)")] = None,
+) -> None:
+    """Index the bundled corpus (or reuse the cached index) and trace the course's key searches."""
+    from ragkit.demo import run_demo
+
+    try:
+        run_demo(corpus, index)
+    except RagkitError as exc:
+        _fail(exc, 1)
+
+
+def main() -> None:  # pragma: no cover - console entry point
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

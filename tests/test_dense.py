@@ -1,0 +1,52 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ragkit.dense import DenseRetriever
+from ragkit.errors import ValidationError
+
+
+class ToyEmbedder:
+    """Deterministic 'embeddings' so masking can be checked against brute force."""
+
+    def __init__(self, dim=16):
+        self.dim = dim
+
+    def encode(self, texts, **kwargs):
+        out = np.array([np.random.default_rng(abs(hash(t)) % 2**32).normal(size=self.dim) for t in texts],
+                       dtype=np.float32)
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize("kind", ["flat", "hnsw"])
+def test_mask_is_applied_before_top_k(kind):
+    emb = ToyEmbedder()
+    texts = [f"doc {i}" for i in range(300)]
+    dense = DenseRetriever.build(texts, emb, kind=kind)
+    rng = np.random.default_rng(0)
+    q = emb.encode(["query"])[0]
+    for _ in range(20):
+        mask = rng.random(300) < 0.2
+        allowed = np.flatnonzero(mask)
+        for k in (1, 5, 50, 1000):
+            got = dense.search("query", k, mask)
+            assert set(got.ids) <= set(allowed.tolist())
+            assert len(got.ids) == min(k, len(allowed))
+            if kind == "flat":
+                expect = allowed[np.argsort(-(dense.vectors[allowed] @ q), kind="stable")][:k]
+                assert got.ids == expect.tolist()
+
+
+def test_edge_cases():
+    dense = DenseRetriever.build(["a", "b"], ToyEmbedder())
+    assert dense.search("q", 5, np.zeros(2, bool)).ids == []
+    assert dense.search("   ", 5).ids == []
+    with pytest.raises(ValidationError, match="k >= 1"):
+        dense.search("q", 0)
+    with pytest.raises(ValidationError, match="one flag per row"):
+        dense.search("q", 1, np.ones(3, bool))
+    with pytest.raises(ValidationError, match="kind"):
+        DenseRetriever(dense.vectors, ToyEmbedder(), kind="ivf")
+    dense.add(ToyEmbedder().encode(["c"]))
+    assert len(dense) == 3 and dense.search("c", 1).ids == [2]
