@@ -152,7 +152,7 @@ def _records(path: Path, root: Path) -> Iterator[tuple[str, dict[str, Any], str,
             if not isinstance(record, dict):
                 raise LoadError(
                     str(path),
-                    f"expected a JSON object like {{\"_id\": ..., \"text\": ...}}, "
+                    f'expected a JSON object like {{"_id": ..., "text": ...}}, '
                     f"got a {type(record).__name__}",
                     line=line_no,
                 )
@@ -163,7 +163,7 @@ def _records(path: Path, root: Path) -> Iterator[tuple[str, dict[str, Any], str,
                 raise LoadError(
                     str(path),
                     f"field '_id' is missing or not a non-empty string (got {record_id!r}); "
-                    "every line needs its own \"_id\"",
+                    'every line needs its own "_id"',
                     line=line_no,
                     field="_id",
                 )

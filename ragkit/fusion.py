@@ -210,9 +210,7 @@ def rrf(
     return _ranked({doc_id: math.fsum(v) for doc_id, v in votes.items()}, best_rank)
 
 
-def minmax_fusion(
-    rankings: Sequence[Ranking], weights: Sequence[float] | None = None
-) -> Ranking:
+def minmax_fusion(rankings: Sequence[Ranking], weights: Sequence[float] | None = None) -> Ranking:
     """CombSUM of min-max normalised scores: a score-fusion baseline for RRF.
 
     Each list's scores are mapped to ``(s - min) / (max - min)``, so its best
@@ -230,9 +228,7 @@ def minmax_fusion(
     return _score_fusion(rankings, weights, _minmax, owner="minmax_fusion")
 
 
-def zscore_fusion(
-    rankings: Sequence[Ranking], weights: Sequence[float] | None = None
-) -> Ranking:
+def zscore_fusion(rankings: Sequence[Ranking], weights: Sequence[float] | None = None) -> Ranking:
     """CombSUM of z-score normalised scores: a score-fusion baseline for RRF.
 
     Each list's scores are mapped to ``(s - mean) / std`` (population std); a

@@ -152,8 +152,8 @@ class BM25Retriever:
         self.b = float(BM25_PARAMS["b"].check(b, owner="BM25Retriever"))
         self.engine = engine
         self.stemmer = stemmer
-        self.stopwords = stopwords if stopwords is None or isinstance(stopwords, str) else tuple(
-            stopwords
+        self.stopwords = (
+            stopwords if stopwords is None or isinstance(stopwords, str) else tuple(stopwords)
         )
         self._stem = _stemmer(stemmer)
         self._stop = _stopword_set(self.stopwords)
@@ -311,10 +311,20 @@ class _RankBm25Scorer:
 # ---------------------------------------------------------------- helpers
 
 
-@lru_cache(maxsize=8)
 def _stemmer(language: str | None) -> Callable[[str], str] | None:
     if language is None:
         return None
+    if not isinstance(language, str):
+        raise ValidationError(
+            f"stemmer={language!r} is a {type(language).__name__}; expected a language name "
+            "such as 'english', or None for no stemming",
+            field="stemmer",
+        )
+    return _load_stemmer(language)
+
+
+@lru_cache(maxsize=8)
+def _load_stemmer(language: str) -> Callable[[str], str]:
     import Stemmer
 
     if language not in Stemmer.algorithms():

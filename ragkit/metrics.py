@@ -245,9 +245,11 @@ def _check_nested(data: object, name: str, value_name: str, owner: str) -> None:
                 ok = isinstance(value, (int, np.integer)) and not isinstance(value, bool)
                 expected = "an int grade (0 = not relevant, >= 1 = relevant)"
             else:
-                ok = isinstance(value, (int, float, np.integer, np.floating)) and math.isfinite(
-                    float(value)
-                ) and not isinstance(value, bool)
+                ok = (
+                    isinstance(value, (int, float, np.integer, np.floating))
+                    and math.isfinite(float(value))
+                    and not isinstance(value, bool)
+                )
                 expected = "a finite number"
             if not ok:
                 raise ValidationError(
