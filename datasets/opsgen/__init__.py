@@ -1,0 +1,1 @@
+"""Seeded generator for the ragkit course corpus (see ../generate.py)."""

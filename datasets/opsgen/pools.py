@@ -1,0 +1,228 @@
+"""Phrase pools for the generator: the world's vocabulary, written for this corpus.
+
+Every symptom and cause has two wordings: ``ev`` (how an operations document
+writes it) and ``ask`` (how a person asking about it might say it). The two
+share no content word, which is what the vocabulary-mismatch cases rely on.
+"""
+
+from __future__ import annotations
+
+TENANTS = ["acme", "globex", "initech", "umbrella", "hooli", "stark", "wayne", "tyrell",
+           "soylent", "cyberdyne"]
+DISPLAY = {"acme": "Acme", "globex": "Globex", "initech": "Initech", "umbrella": "Umbrella",
+           "hooli": "Hooli", "stark": "Stark", "wayne": "Wayne", "tyrell": "Tyrell",
+           "soylent": "Soylent", "cyberdyne": "Cyberdyne"}
+
+# What each document may call the same daily event (the vocabulary seam).
+EVENT_TERMS = ["settlement", "reconciliation", "payout run", "clearing", "batch close",
+               "funding run", "netting cycle"]
+
+BANKS = ["Northbank", "Harbor Clearing", "Meridian Trust", "Kestrel Bank", "Alder Payments",
+         "Solent Bank", "Vireo Bank", "Cobalt Acquiring", "Lakeside Savings", "Pellucid Bank",
+         "Quarry Street Bank", "Ostrava Kreditni"]
+
+CURRENCIES = ["EUR", "GBP", "USD", "SEK", "PLN", "DKK", "NOK", "CZK"]
+
+SYSTEMS = {
+    "ledger-core": "double-entry ledger and balance store",
+    "payout-service": "splits net positions into merchant payouts and sends them",
+    "clearing-gateway": "uploads clearing files to schemes and acquirers",
+    "batch-scheduler": "opens and closes daily batches around the cutoffs",
+    "fx-rates": "fetches and caches conversion rates",
+    "recon-engine": "matches bank statement lines against ledger postings",
+    "file-ingest": "pulls acquirer and bank files and parses them",
+    "acquirer-bridge": "talks to card acquirers over SFTP and HTTPS",
+    "sepa-connector": "builds and submits SEPA credit transfer files",
+    "card-settler": "computes card scheme settlement and fees",
+    "notify-hub": "sends statements and alerts to tenants",
+    "reserve-keeper": "holds and releases rolling reserves",
+}
+
+FUNCTIONS = {
+    "payout-service": ["split_payout", "schedule_payout_run", "resolve_merchant_account",
+                       "release_reserve"],
+    "ledger-core": ["post_ledger_entries", "compute_net_position", "lock_ledger_partition",
+                    "allocate_fees"],
+    "batch-scheduler": ["roll_cutoff_window", "close_batch", "open_batch_day"],
+    "fx-rates": ["apply_fx_markup", "refresh_rate_cache"],
+    "file-ingest": ["fetch_acquirer_file", "verify_checksum", "export_transactions",
+                    "parse_statement_lines"],
+    "recon-engine": ["match_statement_lines", "reconcile_settlement", "flag_orphan_entries"],
+    "acquirer-bridge": ["emit_bank_instruction", "rotate_sftp_identity"],
+    "sepa-connector": ["build_sepa_xml", "submit_credit_transfer"],
+    "card-settler": ["net_scheme_fees", "ingest_chargeback_feed"],
+    "clearing-gateway": ["replay_clearing_file", "upload_clearing_file"],
+    "notify-hub": ["render_statement"],
+    "reserve-keeper": ["release_reserve", "accrue_reserve"],
+}
+
+SURNAMES = ["Abernathy", "Adeyemi", "Albrecht", "Bertolini", "Brandvold", "Castellanos",
+            "Dragomir", "Eriksdottir", "Fairweather", "Fenwick", "Gallardo", "Grunewald",
+            "Halvorsen", "Ishikawa", "Jablonski", "Kaczmarek", "Kowalczyk", "Lindqvist",
+            "Lombardi", "Marchetti", "Mbeki", "Nakashima", "Nwachukwu", "Okafor", "Okonkwo",
+            "Oyelaran", "Pakalnis", "Quaresma", "Radulescu", "Rautenbach", "Sandoval", "Szabo",
+            "Takahashi", "Thorsby", "Underhill", "Valtonen", "Vasquez-Lind", "Wojcik",
+            "Yilmaz", "Zabrodin", "Achterberg", "Bellweather", "Cavanagh", "Delacroix",
+            "Esterhazy", "Gustafsson", "Haverkamp", "Iwasaki", "Jovanovic", "Kirkegaard",
+            "Lachance", "Mirzoyan", "Novotny", "Ostrowski", "Petrakis", "Quintero",
+            "Rasmussen", "Trevisan", "Uchenna", "Vrabel", "Whitcombe", "Zeller", "Aldana",
+            "Birkeland", "Coutinho", "Dunleavy", "Eberhardt", "Fitzroy", "Gorecki", "Hakimi"]
+
+FIRST_NAMES = ["Ada", "Bram", "Chiara", "Dev", "Elif", "Femi", "Greta", "Hamid", "Ines",
+               "Jonas", "Kemi", "Lars", "Maya", "Nils", "Olu", "Priya", "Quinn", "Rafa",
+               "Sanne", "Tomas", "Uma", "Viktor", "Wen", "Yara", "Zoltan", "Mireille", "Arjun",
+               "Beatriz", "Colm", "Dagny"]
+
+# Symptoms: (ev wording, ask wording, short title). Never use an event term in either.
+SYMPTOMS = [
+    ("merchants received the same disbursement twice", "sellers were paid double",
+     "duplicate disbursements"),
+    ("the acquirer file arrived with zero rows", "the partner delivered an empty report",
+     "empty acquirer file"),
+    ("conversions used the previous day's FX rate", "currency exchange applied yesterday's price",
+     "stale FX rate"),
+    ("ledger postings stopped halfway through the batch",
+     "bookkeeping entries were only partly written", "partial ledger posting"),
+    ("the bank rejected the SEPA instruction file as malformed",
+     "the lender refused our euro transfer document as invalid", "rejected SEPA file"),
+    ("statement totals drifted from internal balances by a few cents per line",
+     "small rounding gaps opened between what the partner reported and our books",
+     "rounding drift"),
+    ("the job hung for hours without writing output", "the process froze and produced nothing",
+     "stalled job"),
+    ("refunds were netted against the wrong merchant",
+     "money returned to shoppers was deducted from an unrelated seller", "misallocated refunds"),
+    ("chargebacks were counted twice in the fee calculation",
+     "disputed purchases inflated the charges two times over", "double-counted chargebacks"),
+    ("the batch closed before late captures were included",
+     "transactions authorised near the deadline were left out", "early close"),
+    ("payouts landed one business day late",
+     "funds reached seller accounts a full banking session behind schedule", "late payouts"),
+    ("the matcher flagged thousands of orphan entries",
+     "a huge number of records could not be paired up", "orphan entries"),
+    ("the scheduler started two copies of the job at once",
+     "parallel duplicate executions kicked off simultaneously", "concurrent duplicate jobs"),
+    ("the outbound file was encrypted with an expired key",
+     "the transmission used a lapsed certificate for protection", "expired encryption key"),
+    ("fee lines were posted in the wrong currency",
+     "charges were booked using an incorrect denomination", "fees in wrong currency"),
+    ("the upload endpoint timed out on every attempt",
+     "each transfer to the partner's server gave up waiting", "upload timeouts"),
+    ("negative balances appeared on reserve accounts", "holdback wallets went below zero",
+     "negative reserves"),
+    ("the cutoff window rolled over an hour early",
+     "the deadline shifted sixty minutes ahead of time", "early cutoff rollover"),
+    ("amounts were truncated to whole units, dropping the cents",
+     "fractional values were chopped off", "truncated amounts"),
+    ("a merchant's bank details were swapped with another merchant's",
+     "two sellers' account numbers got mixed up", "swapped bank details"),
+    ("the nightly export skipped weekend transactions",
+     "Saturday and Sunday sales were missing from the overnight extract",
+     "missing weekend data"),
+    ("the reserve hold was released three days too soon",
+     "the withheld portion was freed ahead of the agreed period", "premature reserve release"),
+    ("duplicate card captures were submitted to the scheme",
+     "the network got the same purchase twice", "duplicate captures"),
+    ("monitoring showed green while the job had actually failed",
+     "dashboards claimed everything was fine although the process broke", "false green"),
+]
+
+# Causes: (ev wording, ask wording, fix wording, system).
+CAUSES = [
+    ("a retry after a gateway timeout reused no idempotency key",
+     "repeating the request after a timeout lacked a uniqueness token",
+     "enforce the idempotency key on every retry", "payout-service"),
+    ("the ledger database ran out of connection slots",
+     "the bookkeeping store had no free sessions left",
+     "raise the pool limit and add back-pressure", "ledger-core"),
+    ("a daylight-saving change shifted the cron schedule",
+     "the clock moving for summer time moved the timer",
+     "pin every schedule to UTC", "batch-scheduler"),
+    ("the FX cache was not refreshed after the provider outage",
+     "exchange prices stayed cached once the supplier came back",
+     "invalidate the rate cache on reconnect", "fx-rates"),
+    ("a layout change in the acquirer file added a column",
+     "the partner's report format gained an extra field",
+     "make the parser tolerant of extra columns", "file-ingest"),
+    ("the checksum step compared against a stale manifest",
+     "the integrity verification used an outdated list",
+     "regenerate the manifest before verification", "file-ingest"),
+    ("rounding was applied per line instead of per batch",
+     "decimal adjustment happened on each entry rather than on the total",
+     "round once on the batch total", "ledger-core"),
+    ("a long-running vacuum held a lock on the ledger partition",
+     "database housekeeping blocked the bookkeeping table",
+     "move maintenance outside the processing window", "ledger-core"),
+    ("the merchant mapping table was loaded from last week's snapshot",
+     "the seller lookup came from an old copy",
+     "load mappings from the live replica", "payout-service"),
+    ("a certificate rotation was not propagated to the SFTP client",
+     "a renewed credential never reached the file transfer tool",
+     "automate certificate distribution", "acquirer-bridge"),
+    ("a feature flag was enabled for the wrong tenant group",
+     "a toggle got switched on for the wrong set of clients",
+     "scope flags per tenant", "payout-service"),
+    ("the bank holiday calendar was missing an entry",
+     "the list of public closures lacked one date",
+     "validate the calendar in the release checklist", "batch-scheduler"),
+    ("a currency field defaulted to EUR when empty",
+     "a blank denomination silently became euros",
+     "reject empty currency fields", "ledger-core"),
+    ("the matcher's tolerance was set to zero after a config merge",
+     "the pairing leeway got reset to nothing when settings were combined",
+     "restore the tolerance and add a config test", "recon-engine"),
+    ("the worker pool was scaled down during a cost-saving change",
+     "fewer processing nodes were running after a budget tweak",
+     "restore the minimum worker count", "clearing-gateway"),
+    ("a timezone conversion treated local time as UTC",
+     "a clock offset mistook the office hour for universal time",
+     "store all cutoff times in UTC", "batch-scheduler"),
+    ("the chargeback feed was ingested twice after a restart",
+     "the dispute stream was read again once the service rebooted",
+     "track feed offsets durably", "card-settler"),
+    ("an expired API token blocked the bank connector",
+     "a lapsed access credential stopped the lender link",
+     "alert on token expiry fourteen days ahead", "sepa-connector"),
+    ("the reserve release job read the wrong hold period from config",
+     "the withholding task picked up an incorrect waiting time from settings",
+     "validate hold periods against policy", "reserve-keeper"),
+    ("disk on the export host filled up",
+     "the storage on the extraction machine reached capacity",
+     "add disk alerts and rotate old exports", "file-ingest"),
+]
+
+# Policy parameters used by versioned policy chains: (slug, title, param label, unit kind,
+# values per version, section heading).
+POLICY_PARAMS = [
+    ("payout-retry", "Payout retry policy", "retry ceiling", "count",
+     ["5 attempts", "3 attempts", "4 attempts"], "Retry ceiling"),
+    ("refund-approval", "Refund approval policy", "second-approver threshold", "amount",
+     ["EUR 50,000", "EUR 25,000", "EUR 40,000"], "Approval thresholds"),
+    ("chargeback-window", "Chargeback representment policy", "representment window", "count",
+     ["30 days", "21 days", "18 days"], "Representment window"),
+    ("fx-markup", "FX markup policy", "markup cap", "count",
+     ["1.5%", "1.2%", "0.9%"], "Markup cap"),
+    ("duplicate-detection", "Duplicate detection policy", "duplicate-detection window", "count",
+     ["24 hours", "72 hours", "48 hours"], "Detection window"),
+    ("reserve-hold", "Reserve hold policy", "default hold period", "count",
+     ["90 days", "120 days", "60 days"], "Hold period"),
+    ("manual-payout", "Manual payout policy", "single manual payout limit", "amount",
+     ["EUR 100,000", "EUR 250,000", "EUR 150,000"], "Manual payout limit"),
+    ("file-retention", "Settlement file retention policy", "retention period", "count",
+     ["5 years", "7 years", "6 years"], "Retention period"),
+    ("incident-notice", "Tenant incident notice policy", "notice deadline", "count",
+     ["4 hours", "2 hours", "90 minutes"], "Notice deadline"),
+    ("ledger-freeze", "Ledger freeze policy", "month-end freeze start", "time",
+     ["18:00", "17:00", "16:30"], "Freeze window"),
+]
+
+# Words for chatty comments.
+ACKS = ["Thanks, picking this up.", "On it.", "Acknowledged, looking now.",
+        "Taking this one.", "Seen, will update within the hour.", "Ack - grabbing logs.",
+        "Picked up from the queue.", "Looking into it with the on-call engineer."]
+NUDGES = ["Any update on this? The client is asking again.",
+          "Bumping: finance close is tomorrow.",
+          "Client escalated through their account manager, please prioritise.",
+          "Is there an ETA we can share?",
+          "Following up - do we have a workaround at least?",
+          "Their CFO is on the thread now, so please keep updates here."]
