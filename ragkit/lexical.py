@@ -161,6 +161,7 @@ class BM25Retriever:
         self._n_rows = len(texts)
         corpus_tokens = [self.tokenize(t) for t in texts]
         self._vocabulary = {token for tokens in corpus_tokens for token in tokens}
+        self._scorer: _Bm25sScorer | _RankBm25Scorer | None
         if not self._vocabulary:
             self._scorer = None  # nothing indexable: every search is empty
         elif engine == "bm25s":
