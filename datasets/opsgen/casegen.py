@@ -81,6 +81,12 @@ def case(task: str, tenant: str, as_of: str, evidence: list[dict], exp: dict | N
     return out
 
 
+def surface_in(quote: str, phrase: str) -> str:
+    """``phrase`` as it is written (capitalised or not) inside ``quote``."""
+    i = quote.lower().index(phrase.lower())
+    return quote[i:i + len(phrase)]
+
+
 def no_overlap(task: str, quote: str, allowed: set[str]) -> bool:
     return not ((content_stems(task) - allowed) & content_stems(quote))
 
@@ -136,7 +142,7 @@ def incident_cases(w: World, incidents: list[Incident]) -> dict[str, list[dict]]
                     if inc.twin_of is not None and "cause" in inc.twin_of.docs:
                         rejects.append(rj(w.docs[inc.twin_of.docs["cause"]], "other_tenant", "cause"))
                     add("incident_cause_vocabulary", case(
-                        task, t.name, as_of, [ev(cause_doc, "cause")], expected("text", cev),
+                        task, t.name, as_of, [ev(cause_doc, "cause")], expected("text", surface_in(cause_doc.facts["cause"], cev)),
                         ["vocabulary_mismatch"], "incident_cause_vocabulary", rejects))
                     break
             # identifier: error code -> function
@@ -172,7 +178,7 @@ def incident_cases(w: World, incidents: list[Incident]) -> dict[str, list[dict]]
                     f"What caused the {pools.SYMPTOMS[inc.symptom][2]} reported on {long_date(inc.opened.date())}?",
                 ])
                 add("twin_scoped", case(task, t.name, as_of, [ev(cause_doc, "cause")],
-                                        expected("text", cev), ["scoped"], "twin_scoped",
+                                        expected("text", surface_in(cause_doc.facts["cause"], cev)), ["scoped"], "twin_scoped",
                                         [rj(w.docs[inc.twin_of.docs["cause"]], "other_tenant", "cause")]))
         if inc.resolved and "closing" in docs:
             key = (inc.account, inc.opened.strftime("%Y-%m"))
@@ -262,11 +268,11 @@ def incident_cases(w: World, incidents: list[Incident]) -> dict[str, list[dict]]
             near += [rj(w.docs[f"{inc.key.lower()}-c{n}"], "neighbouring_fact")
                      for n in (2, 3) if f"{inc.key.lower()}-c{n}" in w.docs][:1]
             _ev, ask, short = pools.SYMPTOMS[inc.symptom]
+            utask = pick(rng, [f"What was the root cause of {inc.key}?",
+                               f"Why did {t.display}'s {short} in {my} happen?",
+                               f"In {my}, {ask} at {t.display}. What caused it?"])
             add("unanswerable_cause", case(
-                pick(rng, [f"What was the root cause of {inc.key}?",
-                           f"Why did {t.display}'s {short} in {my} happen?",
-                           f"In {my}, {ask} at {t.display}. What caused it?"]),
-                t.name, as_of, [], None, ["identifier"] if "OPS-" in inc.key else [],
+                utask, t.name, as_of, [], None, ["identifier"] if inc.key in utask else [],
                 "unanswerable_cause", near,
                 absent={"all_of": [re.escape(inc.key),
                                    r"(?i)root cause|because|caused by|due to|which is why|that is how|as a result"],

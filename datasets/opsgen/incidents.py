@@ -266,7 +266,11 @@ def build_incident(w: World, inc: Incident, policy_at) -> list[Doc]:
 
     n += 1
     ops = w.person("operations")
-    triage = f"{pick(rng, pools.ACKS)} {pick(rng, WORKAROUNDS)}"
+    triage = f"{pick(rng, pools.ACKS)} {pick(rng, WORKAROUNDS)} " + pick(rng, [
+        f"As far as I can see only the {term} for {inc.currency} is affected.",
+        f"The {term} itself finished, but the numbers are wrong.",
+        f"Other tenants' {term} looks normal this morning.",
+        f"I will keep an eye on tomorrow's {term} as well."])
     if rng.random() < 0.6:
         triage += ("\n\nChecked so far:\n\n" + "\n".join(f"- {x}" for x in rng.sample(prose.CHECKED, rng.randrange(2, 5))))
     if rng.random() < 0.5:

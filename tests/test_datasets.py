@@ -1,0 +1,373 @@
+"""Validate the course corpus and every evidence case against it (issue 4).
+
+A broken case fails with a message that names it. The checks are deliberately
+mechanical: each one re-derives from the documents' envelopes and text what the
+case claims, so a change to the generator that breaks a claim shows up here.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from ragkit.cases import AUTHORITY_RANK, REJECT_REASONS, EvidenceCase, load_cases, normalise_value
+from ragkit.chunking import sections
+from ragkit.loaders import load_corpus
+from ragkit.records import GLOBAL_TENANT, Document
+
+ROOT = Path(__file__).resolve().parents[1]
+CORPUS = ROOT / "datasets" / "opscorpus"
+SOURCE_TYPES = {"runbook", "policy", "postmortem", "ticket", "ticket_comment", "rollout",
+                "architecture", "wiki"}
+DECOY_OF_REASON = {"lexical_decoy": "lexical_decoy", "semantic_decoy": "semantic_decoy",
+                   "other_tenant": "semantic_decoy", "superseded": "superseded_source",
+                   "not_yet_effective": "superseded_source", "expired": "superseded_source",
+                   "condition_met": "conditional_exception",
+                   "exception_applies": "conditional_exception"}
+MONTHS = {"january", "february", "march", "april", "may", "june", "july", "august", "september",
+          "october", "november", "december"}
+
+
+def _ws(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+class Corpus:
+    def __init__(self, docs: list[Document]):
+        self.docs = {d.doc_id: d for d in docs}
+        self.sections: dict[str, dict[str, str]] = {}
+        for d in docs:
+            self.sections[d.doc_id] = {s.anchor: _ws(d.text[s.start:s.end]) for s in sections(d.text)}
+        self.tenants = {d.envelope.tenant for d in docs}
+
+    def full_text(self, doc_id: str) -> str:
+        d = self.docs[doc_id]
+        return d.envelope.title + "\n" + d.text
+
+
+@pytest.fixture(scope="module")
+def corpus() -> Corpus:
+    docs, report = load_corpus(CORPUS / "docs")
+    assert report.ok, f"corpus did not load cleanly: {[str(s) for s in report.skipped[:5]]}"
+    return Corpus(docs)
+
+
+@pytest.fixture(scope="module")
+def cases() -> list[EvidenceCase]:
+    return load_cases(CORPUS / "cases.jsonl")
+
+
+# --------------------------------------------------------------------------------------
+# corpus level
+
+
+def test_corpus_counts(corpus: Corpus) -> None:
+    envs = [d.envelope for d in corpus.docs.values()]
+    assert len(envs) >= 1500
+    tenants = {e.tenant for e in envs} - {GLOBAL_TENANT}
+    assert len(tenants) >= 8, tenants
+    assert SOURCE_TYPES <= {e.source_type for e in envs}
+    months = sorted({e.published_at.strftime("%Y-%m") for e in envs if e.published_at})
+    first, last = months[0], months[-1]
+    span = (int(last[:4]) - int(first[:4])) * 12 + int(last[5:]) - int(first[5:]) + 1
+    assert span >= 18, (first, last)
+    size = sum(p.stat().st_size for p in (CORPUS / "docs").rglob("*.md"))
+    assert size < 20_000_000
+
+
+def test_corpus_files_sit_where_their_envelope_says(corpus: Corpus) -> None:
+    wrong = []
+    for d in corpus.docs.values():
+        e = d.envelope
+        rel = Path(e.source_path).relative_to(CORPUS / "docs").as_posix()
+        if rel != f"{e.tenant}/{e.source_type}/{e.doc_id}.md":
+            wrong.append(rel)
+    assert not wrong, wrong[:5]
+
+
+def test_seams_are_present_many_times(corpus: Corpus) -> None:
+    envs = [d.envelope for d in corpus.docs.values()]
+    by_id = {e.doc_id: e for e in envs}
+    injections = [e for e in envs if e.extra.get("injection")]
+    assert len(injections) >= 10
+    for e in injections:
+        assert re.search(r"(?i)ignore|disregard|forget|override|instruction|assistant|AI|language model",
+                         corpus.full_text(e.doc_id)), e.doc_id
+    # supersedes chains of three versions, consistent in both directions
+    chains3 = 0
+    for e in envs:
+        for old in e.supersedes:
+            assert e.doc_id in by_id[old].superseded_by, (old, e.doc_id)
+        if e.supersedes and by_id[e.supersedes[0]].supersedes:
+            chains3 += 1
+    assert chains3 >= 10
+    # conditional exceptions whose stopping condition a later record satisfies
+    conditional = [e for e in envs if e.conditions]
+    assert len(conditional) >= 5
+    satisfied = [e for e in conditional if any(
+        o.tenant == e.tenant and o.source_type == "rollout" and o.published_at > e.published_at
+        and "cutover completed" in corpus.full_text(o.doc_id).lower() for o in envs)]
+    assert len(satisfied) >= 5
+    # ACL groups that differ within one tenant
+    groups_per_tenant = Counter()
+    for t in {e.tenant for e in envs}:
+        groups_per_tenant[t] = len({g for e in envs if e.tenant == t for g in e.acl_groups})
+    assert sum(n >= 2 for n in groups_per_tenant.values()) >= 8
+    # vocabulary: the same daily event under several names
+    terms = ["settlement", "reconciliation", "payout run", "clearing"]
+    counts = {t: sum(t in corpus.full_text(e.doc_id).lower() for e in envs) for t in terms}
+    assert all(v >= 50 for v in counts.values()), counts
+    # identifiers with no semantic neighbourhood
+    text = "\n".join(corpus.full_text(e.doc_id) for e in envs)
+    assert len(set(re.findall(r"\bE-\d{4}\b", text))) >= 100
+    assert len(set(re.findall(r"\b[a-z]+_[a-z_]+\b", text))) >= 20
+    tenants = "|".join(sorted({e.tenant for e in envs} - {GLOBAL_TENANT}))
+    assert len(set(re.findall(rf"\b(?:{tenants})-\d+\b", text))) >= 40
+
+
+def test_generator_reproduces_the_committed_files() -> None:
+    proc = subprocess.run([sys.executable, str(ROOT / "datasets" / "generate.py"), "--check"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+# --------------------------------------------------------------------------------------
+# case level
+
+
+def test_case_counts_and_coverage(cases: list[EvidenceCase]) -> None:
+    ans = [c for c in cases if c.answerable]
+    una = [c for c in cases if not c.answerable]
+    assert len(ans) >= 200 and len(una) >= 30
+    tags = Counter(t for c in ans for t in c.tags)
+    minimum = {"identifier": 40, "vocabulary_mismatch": 40, "multi_hop": 40, "conflict": 25,
+               "scoped": 30}
+    short = {t: tags[t] for t, n in minimum.items() if tags[t] < n}
+    assert not short, f"coverage below target: {short}"
+    hops = [c for c in ans if "multi_hop" in c.tags]
+    assert all(2 <= len(c.required_doc_ids) <= 3 for c in hops), [
+        c.id for c in hops if not 2 <= len(c.required_doc_ids) <= 3]
+    decoys = Counter(d for c in cases for d in c.decoys)
+    assert all(decoys[k] >= 10 for k in ("lexical_decoy", "semantic_decoy", "superseded_source",
+                                         "conditional_exception")), decoys
+
+
+def _check_reason(case: EvidenceCase, r, corpus: Corpus, evidence_ids: set[str]) -> str | None:
+    e = corpus.docs[r.doc_id].envelope
+    as_of = case.as_of
+    caller = case.caller
+    reason = r.reason
+    if r.doc_id in evidence_ids:
+        return "is also in the evidence set"
+    if reason == "superseded":
+        ended = e.effective_to is not None and e.effective_to <= as_of
+        replaced = any(s in corpus.docs and (corpus.docs[s].envelope.effective_from or as_of) <= as_of
+                       for s in e.superseded_by)
+        return None if ended or replaced else "is not superseded at as_of"
+    if reason == "not_yet_effective":
+        ok = e.effective_from is not None and e.effective_from > as_of
+        return None if ok else f"effective_from {e.effective_from} is not after as_of"
+    if reason == "expired":
+        return None if e.effective_to is not None and e.effective_to <= as_of else "has not expired"
+    if reason == "not_yet_published":
+        return None if e.published_at and e.published_at > as_of else "was published by as_of"
+    if reason == "condition_met":
+        if not e.conditions:
+            return "has no conditions"
+        res = corpus.docs.get(r.resolved_by or "")
+        if res is None or r.resolved_by not in evidence_ids:
+            return f"resolved_by {r.resolved_by} is missing or not in the evidence set"
+        if not (e.published_at < res.envelope.published_at <= as_of):
+            return f"resolved_by {r.resolved_by} is not a later record published by as_of"
+        return None
+    if reason == "exception_applies":
+        exc = [i for i in evidence_ids if corpus.docs[i].envelope.conditions]
+        return None if exc else "no conditional exception in the evidence set"
+    if reason == "other_tenant":
+        return None if e.tenant not in (caller.tenant, GLOBAL_TENANT) else f"tenant is {e.tenant}"
+    if reason == "acl":
+        ok = (e.tenant in (caller.tenant, GLOBAL_TENANT) and e.acl_groups
+              and not set(e.acl_groups) & set(caller.groups))
+        return None if ok else f"acl {e.acl_groups} vs caller groups {caller.groups}"
+    if reason == "lower_authority":
+        dec = case.decisive
+        if dec is None:
+            return "no decisive evidence to compare with"
+        mine = AUTHORITY_RANK.get(e.authority, 0)
+        theirs = AUTHORITY_RANK.get(corpus.docs[dec.doc_id].envelope.authority, 0)
+        return None if mine < theirs else f"authority {e.authority} is not below the decisive source's"
+    if reason == "lexical_decoy":
+        if not r.shared or r.shared not in case.task:
+            return f"shared identifier {r.shared!r} is not in the task"
+        return None if r.shared in corpus.full_text(r.doc_id) else f"{r.shared!r} is not in the decoy"
+    if reason == "semantic_decoy":
+        return None
+    if reason == "untrusted_instruction":
+        return None if e.extra.get("injection") else "is not tagged extra.injection"
+    if reason == "neighbouring_fact":
+        return None if case.in_scope(e) else "is not in the caller's scope at as_of"
+    return f"unknown reason {reason!r} (known: {sorted(REJECT_REASONS)})"
+
+
+def _stems(text: str) -> set[str]:
+    out = set()
+    for w in re.findall(r"[A-Za-z][A-Za-z'_-]*", text.lower()):
+        w = w.replace("'s", "")
+        if len(w) >= 4 and w not in MONTHS:
+            out.add(w[:5])
+    return out
+
+
+STOP = _stems("what which when where that this with from were after before during their there "
+              "have been into about does than then also they them only each every over under")
+
+
+def _problems(case: EvidenceCase, corpus: Corpus) -> list[str]:
+    out: list[str] = []
+    evidence_ids = set(case.required_doc_ids)
+    for i, ref in enumerate(case.evidence):
+        if ref.doc_id not in corpus.docs:
+            out.append(f"evidence[{i}] {ref.doc_id} does not exist")
+            continue
+        secs = corpus.sections[ref.doc_id]
+        if ref.anchor not in secs:
+            out.append(f"evidence[{i}] {ref.citation}: no such anchor (have {sorted(secs)[:8]})")
+            continue
+        if _ws(ref.quote) not in secs[ref.anchor]:
+            out.append(f"evidence[{i}] {ref.citation}: quote not in section: {ref.quote!r}")
+        env = corpus.docs[ref.doc_id].envelope
+        if not case.caller.can_read(env):
+            out.append(f"evidence[{i}] {ref.doc_id} is outside the caller's tenant/groups")
+        if env.published_at and env.published_at > case.as_of:
+            out.append(f"evidence[{i}] {ref.doc_id} is published after as_of")
+        if env.valid_at(case.as_of) is False:
+            out.append(f"evidence[{i}] {ref.doc_id} is not in effect at as_of")
+    if case.answerable:
+        dec = case.decisive
+        exp = case.expected
+        assert dec is not None and exp is not None
+        surface = exp.surface or exp.value
+        if _ws(surface) not in _ws(dec.quote):
+            out.append(f"expected surface {surface!r} is not in the decisive quote {dec.quote!r}")
+        elif normalise_value(exp.kind, surface) != exp.value:
+            out.append(f"surface {surface!r} normalises to {normalise_value(exp.kind, surface)!r}, "
+                       f"not {exp.value!r}")
+    for i, r in enumerate(case.reject):
+        if r.doc_id not in corpus.docs:
+            out.append(f"reject[{i}] {r.doc_id} does not exist")
+            continue
+        secs = corpus.sections[r.doc_id]
+        if r.anchor is not None and r.anchor not in secs:
+            out.append(f"reject[{i}] {r.doc_id}#{r.anchor}: no such anchor")
+        elif r.quote is not None:
+            where = secs[r.anchor] if r.anchor else _ws(corpus.docs[r.doc_id].text)
+            if _ws(r.quote) not in where:
+                out.append(f"reject[{i}] {r.doc_id}: quote not found: {r.quote!r}")
+        problem = _check_reason(case, r, corpus, evidence_ids)
+        if problem:
+            out.append(f"reject[{i}] {r.doc_id} ({r.reason}): {problem}")
+    implied = {DECOY_OF_REASON[r.reason] for r in case.reject if r.reason in DECOY_OF_REASON}
+    if set(case.decoys) != implied:
+        out.append(f"decoys {sorted(case.decoys)} do not match the reject reasons ({sorted(implied)})")
+    if not case.answerable:
+        assert case.absent is not None
+        for doc_id, d in corpus.docs.items():
+            if d.envelope.extra.get("injection") or not case.in_scope(d.envelope):
+                continue
+            if case.absent.found_in(corpus.full_text(doc_id)):
+                out.append(f"absent fact is present in in-scope document {doc_id}")
+                break
+    if "vocabulary_mismatch" in case.tags and case.decisive is not None:
+        names = _stems(" ".join(corpus.tenants)) | _stems(case.caller.tenant)
+        shared = (_stems(case.task) - names - STOP) & _stems(case.decisive.quote)
+        if shared:
+            out.append(f"vocabulary_mismatch task shares words with the decisive quote: {sorted(shared)}")
+    if "identifier" in case.tags:
+        idents = set(re.findall(r"\b(?:[A-Z]+-\d+|[a-z]+-\d+|\w+_\w+|[0-9a-f]{7})\b|`[^`]+`", case.task))
+        idents |= {w for w in re.findall(r"(?<=\s)[A-Z][a-z]+(?:-[A-Z][a-z]+)?", case.task)
+                   if w.lower() not in corpus.tenants and w.lower() not in MONTHS}
+        if not idents:
+            out.append("identifier case names no identifier in its task")
+    return out
+
+
+def test_every_case_checks_out_against_the_corpus(corpus: Corpus, cases: list[EvidenceCase]) -> None:
+    failures = []
+    for case in cases:
+        for problem in _problems(case, corpus):
+            failures.append(f"{case.id} (line {case.line}): {problem}")
+    assert not failures, f"{len(failures)} problem(s):\n" + "\n".join(failures[:40])
+
+
+def test_identifier_cases_find_their_identifier_in_the_decisive_source(
+        corpus: Corpus, cases: list[EvidenceCase]) -> None:
+    missing = []
+    for c in cases:
+        if "identifier" not in c.tags or c.decisive is None:
+            continue
+        text = corpus.full_text(c.decisive.doc_id)
+        tokens = re.findall(r"\b(?:[A-Z]+-\d+|[a-z]+-\d+|\w+_\w+)\b", c.task)
+        surnames = re.findall(r"(?<=\s)[A-Z][a-z]+(?:-[A-Z][a-z]+)?", c.task)
+        if not any(t in text for t in tokens + surnames):
+            missing.append(c.id)
+    assert not missing, f"identifier cases whose decisive source lacks the task's identifier: {missing[:10]}"
+
+
+# --------------------------------------------------------------------------------------
+# the two stories, exactly as CURRICULUM sections 0 and 7 tell them
+
+
+def _env(corpus: Corpus, doc_id: str):
+    assert doc_id in corpus.docs, f"story document {doc_id} is missing"
+    return corpus.docs[doc_id].envelope
+
+
+def test_story_eur_cutoff(corpus: Corpus, cases: list[EvidenceCase]) -> None:
+    comment = _env(corpus, "ops-2987-c3")
+    assert comment.tenant == "acme" and comment.source_type == "ticket_comment"
+    assert comment.published_at.date().isoformat() == "2026-01-03"
+    assert comment.authority == "implementation_team" and "until cutover" in comment.conditions
+    assert "Acme stays on 16:00 until cutover" in corpus.docs["ops-2987-c3"].text
+    runbook = _env(corpus, "runbook-v2")
+    assert runbook.published_at.date().isoformat() == "2025-10-12" and runbook.authority == "operations"
+    assert "EUR cutoff 16:00" in corpus.sections["runbook-v2"]["eur-cutoff"]
+    policy = _env(corpus, "policy-v3")
+    assert policy.effective_from.date().isoformat() == "2026-01-01"
+    assert policy.authority == "policy_owner" and policy.supersedes == ("policy-v2",)
+    assert "migrated tenants use 15:00" in corpus.docs["policy-v3"].text.lower()
+    rollout = _env(corpus, "ro-7719")
+    assert rollout.tenant == "acme" and rollout.authority == "deployment_system"
+    assert rollout.published_at.date().isoformat() == "2026-01-15"
+    assert "cutover completed" in corpus.docs["ro-7719"].text.lower()
+    case = next(c for c in cases if c.id == "story-eur-cutoff")
+    assert case.as_of.date().isoformat() == "2026-01-19" and case.as_of.weekday() == 0
+    assert case.expected is not None and case.expected.value == "15:00"
+    assert case.decisive is not None and case.decisive.doc_id == "policy-v3"
+    reasons = {r.doc_id: r.reason for r in case.reject}
+    assert reasons["ops-2987-c3"] == "condition_met" and "runbook-v2" in reasons
+
+
+def test_story_reconciliation_failure(corpus: Corpus, cases: list[EvidenceCase]) -> None:
+    answer = corpus.docs["ops-3318-c2"].text.lower()
+    assert "settlement" in answer and "reconciliation" not in answer
+    assert _env(corpus, "ops-3318-c2").source_type == "ticket_comment"
+    ticket = _env(corpus, "ops-3318")
+    assert "ops-3318-c2" in ticket.links and "ro-7702" in ticket.links
+    assert "reconciliation" not in corpus.full_text("ops-3318").lower()
+    rollout = _env(corpus, "ro-7702")
+    assert rollout.source_type == "rollout" and "pol-idempotency-v2" in rollout.links
+    assert "a41c9e2" in corpus.docs["ro-7702"].text and "reconcile_settlement" in corpus.docs["ro-7702"].text
+    assert _env(corpus, "pol-idempotency-v2").source_type == "policy"
+    case = next(c for c in cases if c.id == "story-reconciliation-failure")
+    assert "reconciliation" in case.task.lower()
+    kinds = {corpus.docs[r.doc_id].envelope.source_type for r in case.reject}
+    assert {"runbook", "postmortem", "architecture"} <= kinds
+    others = {corpus.docs[r.doc_id].envelope.tenant for r in case.reject if r.reason == "other_tenant"}
+    assert len(others) >= 2 and "acme" not in others
+    for r in case.reject:
+        assert "reconciliation" in corpus.full_text(r.doc_id).lower(), r.doc_id
