@@ -29,10 +29,10 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 import yaml  # noqa: E402
-
 from opsgen import casegen, incidents, reference  # noqa: E402
 from opsgen.common import Doc  # noqa: E402
 from opsgen.world import World  # noqa: E402
+
 from ragkit.cases import CASE_SCHEMA, REJECT_REASONS, parse_case  # noqa: E402
 from ragkit.chunking import sections  # noqa: E402
 
@@ -43,23 +43,42 @@ INCIDENTS_PER_TENANT = 22
 
 # How many cases to keep per family (all of them when there are fewer).
 FAMILY_CAPS = {
-    "incident_cause_vocabulary": 56, "code_to_function": 22, "function_to_code": 8,
-    "account_to_ticket": 12, "rollout_approver": 8, "approver_to_rollout": 8,
-    "ticket_to_build": 18, "ticket_to_deploy_date": 12, "ticket_to_policy": 18,
-    "postmortem_action_status": 10, "postmortem_detection": 6, "ticket_status": 6,
-    "twin_scoped": 16, "policy_as_of": 26, "tenant_cutoff": 16, "eur_cutoff_after_cutover": 20,
-    "eur_cutoff_before_policy": 4, "eur_cutoff_exception": 12, "reserve_scoped": 14,
-    "sweep_scoped": 8, "escalation_scoped": 8, "account_to_bank": 10,
-    "unanswerable_cause": 10, "unanswerable_fix": 5, "unanswerable_cutover": 6,
-    "unanswerable_reserve_acl": 8, "unanswerable_sweep_acl": 4,
-    "unanswerable_escalation_acl": 4, "unanswerable_chf": 4,
+    "incident_cause_vocabulary": 56,
+    "code_to_function": 22,
+    "function_to_code": 8,
+    "account_to_ticket": 12,
+    "rollout_approver": 8,
+    "approver_to_rollout": 8,
+    "ticket_to_build": 18,
+    "ticket_to_deploy_date": 12,
+    "ticket_to_policy": 18,
+    "postmortem_action_status": 10,
+    "postmortem_detection": 6,
+    "ticket_status": 6,
+    "twin_scoped": 16,
+    "policy_as_of": 26,
+    "tenant_cutoff": 16,
+    "eur_cutoff_after_cutover": 20,
+    "eur_cutoff_before_policy": 4,
+    "eur_cutoff_exception": 12,
+    "reserve_scoped": 14,
+    "sweep_scoped": 8,
+    "escalation_scoped": 8,
+    "account_to_bank": 10,
+    "unanswerable_cause": 10,
+    "unanswerable_fix": 5,
+    "unanswerable_cutover": 6,
+    "unanswerable_reserve_acl": 8,
+    "unanswerable_sweep_acl": 4,
+    "unanswerable_escalation_acl": 4,
+    "unanswerable_chf": 4,
 }
 
 
 def split_front_matter(raw: str) -> tuple[dict, str]:
     assert raw.startswith("---\n"), "hand-written documents start with front matter"
     end = raw.index("\n---\n", 4)
-    return yaml.safe_load(raw[4:end]), raw[end + 5:]
+    return yaml.safe_load(raw[4:end]), raw[end + 5 :]
 
 
 def load_handwritten(w: World) -> list[Doc]:
@@ -67,9 +86,18 @@ def load_handwritten(w: World) -> list[Doc]:
     for path in sorted((HANDWRITTEN / "docs").rglob("*.md")):
         raw = path.read_text(encoding="utf-8")
         meta, body = split_front_matter(raw)
-        d = Doc(meta["doc_id"], meta["title"], meta["source_type"], meta["authority"], meta["tenant"],
-                meta["published_at"], version=str(meta["version"]), extra=dict(meta.get("extra") or {}),
-                body=body, raw=raw)
+        d = Doc(
+            meta["doc_id"],
+            meta["title"],
+            meta["source_type"],
+            meta["authority"],
+            meta["tenant"],
+            meta["published_at"],
+            version=str(meta["version"]),
+            extra=dict(meta.get("extra") or {}),
+            body=body,
+            raw=raw,
+        )
         d.acl_groups = list(meta.get("acl_groups") or [])
         expected = f"{d.tenant}/{d.source_type}/{d.doc_id}.md"
         rel = path.relative_to(HANDWRITTEN / "docs").as_posix()
@@ -93,7 +121,9 @@ def build(seed: int) -> tuple[World, list[dict]]:
     planned = incidents.plan_incidents(w, INCIDENTS_PER_TENANT)
     followups: list[Doc] = []
     for inc in planned:
-        for d in incidents.build_incident(w, inc, lambda slug, day: reference.policy_at(chains, slug, day)):
+        for d in incidents.build_incident(
+            w, inc, lambda slug, day: reference.policy_at(chains, slug, day)
+        ):
             w.add(d)
         if inc.has_pm and inc.resolved:
             for d in incidents.build_postmortem(w, inc, followups):
@@ -101,8 +131,9 @@ def build(seed: int) -> tuple[World, list[dict]]:
     for d in followups:
         w.add(d)
     families = casegen.incident_cases(w, planned)
-    for name, items in casegen.reference_cases(w, chains, runbooks, tdocs, schedules, migrations,
-                                               routine["injections"]).items():
+    for name, items in casegen.reference_cases(
+        w, chains, runbooks, tdocs, schedules, migrations, routine["injections"]
+    ).items():
         families.setdefault(name, []).extend(items)
     selected: list[dict] = []
     for name in sorted(families):
@@ -114,8 +145,11 @@ def build(seed: int) -> tuple[World, list[dict]]:
         selected.extend(items)
     for n, c in enumerate(selected, 1):
         c["id"] = f"case-{n:04d}"
-    handwritten = [json.loads(line) for line in
-                   (HANDWRITTEN / "cases.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
+    handwritten = [
+        json.loads(line)
+        for line in (HANDWRITTEN / "cases.jsonl").read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
     cases = handwritten + selected
     resolve_anchors(w, cases)
     for i, c in enumerate(cases, 1):
@@ -154,7 +188,9 @@ def write(w: World, cases: list[dict], out: Path) -> dict[str, bytes]:
     files: dict[str, bytes] = {}
     for doc in sorted(w.docs.values(), key=lambda d: d.rel_path()):
         files[f"docs/{doc.rel_path()}"] = doc.render().encode("utf-8")
-    files["cases.jsonl"] = "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in cases).encode("utf-8")
+    files["cases.jsonl"] = "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in cases).encode(
+        "utf-8"
+    )
     return files
 
 
@@ -169,14 +205,18 @@ def stats(out: Path) -> str:
         meta, body = split_front_matter(path.read_text(encoding="utf-8"))
         docs.append(meta)
         words.append(len(body.split()))
-    cases = [json.loads(x) for x in (out / "cases.jsonl").read_text(encoding="utf-8").splitlines() if x]
+    cases = [
+        json.loads(x) for x in (out / "cases.jsonl").read_text(encoding="utf-8").splitlines() if x
+    ]
     lines = []
     months = sorted({str(m["published_at"])[:7] for m in docs})
     size = sum(p.stat().st_size for p in (out / "docs").rglob("*.md"))
     lines.append(f"documents: {len(docs)}  ({size / 1e6:.1f} MB on disk, {sum(words):,} words)")
     words.sort()
-    lines.append(f"words per document: min {words[0]}, median {words[len(words) // 2]}, "
-                 f"p90 {words[int(len(words) * 0.9)]}, max {words[-1]}")
+    lines.append(
+        f"words per document: min {words[0]}, median {words[len(words) // 2]}, "
+        f"p90 {words[int(len(words) * 0.9)]}, max {words[-1]}"
+    )
     lines.append(f"published: {months[0]} .. {months[-1]} ({len(months)} months)")
     lines.append("")
     lines.append("| tenant | documents |\n|---|---|")
@@ -200,7 +240,9 @@ def stats(out: Path) -> str:
         lines.append(f"| {k} | {v} |")
     ans = [c for c in cases if c["answerable"]]
     lines.append("")
-    lines.append(f"cases: {len(cases)} ({len(ans)} answerable, {len(cases) - len(ans)} unanswerable)")
+    lines.append(
+        f"cases: {len(cases)} ({len(ans)} answerable, {len(cases) - len(ans)} unanswerable)"
+    )
     lines.append("")
     lines.append("| tag | answerable | unanswerable |\n|---|---|---|")
     tags = sorted({t for c in cases for t in c["tags"]})
@@ -219,7 +261,7 @@ def stats(out: Path) -> str:
         lines.append(f"| {k} | {counts.get(k, 0)} |")
     lines.append("")
     lines.append("| evidence set size (answerable) | cases |\n|---|---|")
-    for k, v in sorted(Counter(len({e['doc_id'] for e in c['evidence']}) for c in ans).items()):
+    for k, v in sorted(Counter(len({e["doc_id"] for e in c["evidence"]}) for c in ans).items()):
         lines.append(f"| {k} document(s) | {v} |")
     lines.append("")
     lines.append("| family | cases |\n|---|---|")
@@ -229,7 +271,9 @@ def stats(out: Path) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--seed", type=int, default=DEFAULT_SEED)
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
     ap.add_argument("--stats", action="store_true", help="print counts from the files on disk")
@@ -265,7 +309,8 @@ def main(argv: list[str] | None = None) -> int:
         p.write_bytes(data)
     if args.out.resolve() == DEFAULT_OUT.resolve():
         (HERE / "cases.schema.json").write_bytes(schema_bytes())
-    print(f"wrote {sum(r.startswith('docs/') for r in files)} documents and {len(cases)} cases to {args.out}")
+    ndocs = sum(r.startswith("docs/") for r in files)
+    print(f"wrote {ndocs} documents and {len(cases)} cases to {args.out}")
     return 0
 
 

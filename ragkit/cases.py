@@ -85,8 +85,16 @@ REJECT_REASONS: dict[str, str] = {
 DECOY_KINDS = ("lexical_decoy", "semantic_decoy", "superseded_source", "conditional_exception")
 
 #: Category tags.
-TAGS = ("identifier", "vocabulary_mismatch", "multi_hop", "conflict", "scoped", "temporal",
-        "injection", "story")
+TAGS = (
+    "identifier",
+    "vocabulary_mismatch",
+    "multi_hop",
+    "conflict",
+    "scoped",
+    "temporal",
+    "injection",
+    "story",
+)
 
 #: Kinds of expected value; see :func:`normalise_value`.
 VALUE_KINDS = ("time", "amount", "id", "status", "date", "text")
@@ -127,8 +135,18 @@ CASE_SCHEMA: dict[str, Any] = {
     "$id": "https://ragkit.invalid/cases.schema.json",
     "title": "ragkit evidence case",
     "type": "object",
-    "required": ["id", "task", "caller", "as_of", "answerable", "evidence", "reject",
-                 "expected", "tags", "decoys"],
+    "required": [
+        "id",
+        "task",
+        "caller",
+        "as_of",
+        "answerable",
+        "evidence",
+        "reject",
+        "expected",
+        "tags",
+        "decoys",
+    ],
     "additionalProperties": False,
     "properties": {
         "id": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9._-]*$"},
@@ -142,7 +160,10 @@ CASE_SCHEMA: dict[str, Any] = {
                 "groups": {"type": "array", "items": {"type": "string", "minLength": 1}},
             },
         },
-        "as_of": {"type": "string", "pattern": r"^\d{4}-\d{2}-\d{2}([T ][0-9:.]+(Z|[+-]\d{2}:\d{2})?)?$"},
+        "as_of": {
+            "type": "string",
+            "pattern": r"^\d{4}-\d{2}-\d{2}([T ][0-9:.]+(Z|[+-]\d{2}:\d{2})?)?$",
+        },
         "answerable": {"type": "boolean"},
         "evidence": {"type": "array", "items": _REF},
         "reject": {
@@ -177,7 +198,11 @@ CASE_SCHEMA: dict[str, Any] = {
             "required": ["all_of", "note"],
             "additionalProperties": False,
             "properties": {
-                "all_of": {"type": "array", "minItems": 1, "items": {"type": "string", "minLength": 1}},
+                "all_of": {
+                    "type": "array",
+                    "minItems": 1,
+                    "items": {"type": "string", "minLength": 1},
+                },
                 "note": {"type": "string", "minLength": 1},
             },
         },
@@ -187,9 +212,26 @@ CASE_SCHEMA: dict[str, Any] = {
     },
 }
 
-_MONTHS = {m: i for i, m in enumerate(
-    ["january", "february", "march", "april", "may", "june", "july", "august", "september",
-     "october", "november", "december"], 1)}
+_MONTHS = {
+    m: i
+    for i, m in enumerate(
+        [
+            "january",
+            "february",
+            "march",
+            "april",
+            "may",
+            "june",
+            "july",
+            "august",
+            "september",
+            "october",
+            "november",
+            "december",
+        ],
+        1,
+    )
+}
 
 
 def normalise_value(kind: str, text: str) -> str:
@@ -197,7 +239,8 @@ def normalise_value(kind: str, text: str) -> str:
 
     * ``time``: ``"15:00"``, ``"3 pm"``, ``"9.30"`` -> ``"HH:MM"``
     * ``amount``: ``"EUR 25,000"`` -> ``"EUR 25000"``; ``"EUR 48,210.50"`` -> ``"EUR 48210.5"``
-    * ``date``: ``"15 January 2026"``, ``"Jan 15, 2026"``, ``"2026-01-15T06:51Z"`` -> ``"2026-01-15"``
+    * ``date``: ``"15 January 2026"``, ``"Jan 15, 2026"``, ``"2026-01-15T06:51Z"``
+      -> ``"2026-01-15"``
     * ``id``: stripped of surrounding spaces, backticks, quotes and trailing punctuation
     * ``status`` and ``text``: lower case, single spaces, no trailing punctuation
 
@@ -211,8 +254,9 @@ def normalise_value(kind: str, text: str) -> str:
         '2026-01-15'
     """
     if kind not in VALUE_KINDS:
-        raise ValidationError(f"value kind {kind!r} is unknown; use one of {list(VALUE_KINDS)}",
-                              field="kind")
+        raise ValidationError(
+            f"value kind {kind!r} is unknown; use one of {list(VALUE_KINDS)}", field="kind"
+        )
     raw = text.strip()
     if kind == "time":
         m = re.search(r"\b(\d{1,2})[:.](\d{2})\b", raw)
@@ -246,10 +290,11 @@ def normalise_value(kind: str, text: str) -> str:
         if m and m.group(1).lower()[:3] in {k[:3] for k in _MONTHS}:
             month = next(v for k, v in _MONTHS.items() if k.startswith(m.group(1).lower()[:3]))
             return dt.date(int(m.group(3)), month, int(m.group(2))).isoformat()
-        raise ValidationError(f"no date like 2026-01-15 or '15 January 2026' in {text!r}",
-                              field="value")
+        raise ValidationError(
+            f"no date like 2026-01-15 or '15 January 2026' in {text!r}", field="value"
+        )
     if kind == "id":
-        return raw.strip("`'\" ").rstrip(".,;:")
+        return raw.strip("`'\" ").rstrip(".,;:").strip("`'\" ")
     return re.sub(r"\s+", " ", raw.lower()).strip().rstrip(".,;:!").strip()
 
 
@@ -381,7 +426,9 @@ def _type_ok(value: Any, name: str) -> bool:
     }[name]
 
 
-def schema_errors(value: Any, schema: Mapping[str, Any] = CASE_SCHEMA, path: str = "") -> list[tuple[str, str]]:
+def schema_errors(
+    value: Any, schema: Mapping[str, Any] = CASE_SCHEMA, path: str = ""
+) -> list[tuple[str, str]]:
     """Check ``value`` against the subset of JSON Schema that :data:`CASE_SCHEMA` uses.
 
     Returns ``[(field_path, problem)]``; empty when valid. Needs no third-party package.
@@ -395,7 +442,12 @@ def schema_errors(value: Any, schema: Mapping[str, Any] = CASE_SCHEMA, path: str
     if "type" in schema:
         types = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
         if not any(_type_ok(value, t) for t in types):
-            return [(where, f"expected {' or '.join(types)}, got {type(value).__name__} {value!r}"[:200])]
+            return [
+                (
+                    where,
+                    f"expected {' or '.join(types)}, got {type(value).__name__} {value!r}"[:200],
+                )
+            ]
     if "enum" in schema and value not in schema["enum"]:
         return [(where, f"{value!r} is not one of {schema['enum']}")]
     if isinstance(value, str):
@@ -438,10 +490,16 @@ def parse_case(data: Mapping[str, Any], *, where: str | None = None, line: int =
 
     as_of = parse_time(data["as_of"], field_name="as_of", where=where)
     assert as_of is not None
-    evidence = tuple(EvidenceRef(e["doc_id"], e["anchor"], e["quote"], e.get("role", "decisive"))
-                     for e in data["evidence"])
+    evidence = tuple(
+        EvidenceRef(e["doc_id"], e["anchor"], e["quote"], e.get("role", "decisive"))
+        for e in data["evidence"]
+    )
     expected = Expected(**data["expected"]) if data["expected"] is not None else None
-    absent = Absent(tuple(data["absent"]["all_of"]), data["absent"]["note"]) if "absent" in data else None
+    absent = (
+        Absent(tuple(data["absent"]["all_of"]), data["absent"]["note"])
+        if "absent" in data
+        else None
+    )
     if data["answerable"]:
         if expected is None:
             raise fail("expected", "an answerable case needs an expected value")
@@ -449,7 +507,9 @@ def parse_case(data: Mapping[str, Any], *, where: str | None = None, line: int =
             raise fail("evidence", "an answerable case needs a minimum evidence set")
         decisive = [e for e in evidence if e.role == "decisive"]
         if len(decisive) != 1:
-            raise fail("evidence", f"needs exactly one item with role 'decisive', found {len(decisive)}")
+            raise fail(
+                "evidence", f"needs exactly one item with role 'decisive', found {len(decisive)}"
+            )
         if absent is not None:
             raise fail("absent", "only unanswerable cases carry 'absent'")
         try:
@@ -462,10 +522,15 @@ def parse_case(data: Mapping[str, Any], *, where: str | None = None, line: int =
         if expected is not None:
             raise fail("expected", "an unanswerable case has expected: null")
         if evidence:
-            raise fail("evidence", "an unanswerable case has an empty evidence list; put near-evidence "
-                       "in 'reject' with reason 'neighbouring_fact'")
+            raise fail(
+                "evidence",
+                "an unanswerable case has an empty evidence list; put near-evidence "
+                "in 'reject' with reason 'neighbouring_fact'",
+            )
         if absent is None:
-            raise fail("absent", "an unanswerable case needs 'absent' (the missing fact as regexes)")
+            raise fail(
+                "absent", "an unanswerable case needs 'absent' (the missing fact as regexes)"
+            )
         for i, pattern in enumerate(absent.all_of):
             try:
                 re.compile(pattern)
@@ -478,11 +543,20 @@ def parse_case(data: Mapping[str, Any], *, where: str | None = None, line: int =
             raise fail(f"reject[{i}].resolved_by", "condition_met names the record that ended it")
     reject = tuple(Rejection(**r) for r in data["reject"])
     return EvidenceCase(
-        id=data["id"], task=data["task"],
+        id=data["id"],
+        task=data["task"],
         caller=Caller(data["caller"]["tenant"], tuple(data["caller"]["groups"])),
-        as_of=as_of, answerable=data["answerable"], evidence=evidence, reject=reject,
-        expected=expected, tags=tuple(data["tags"]), decoys=tuple(data["decoys"]), absent=absent,
-        family=data.get("family", ""), line=line)
+        as_of=as_of,
+        answerable=data["answerable"],
+        evidence=evidence,
+        reject=reject,
+        expected=expected,
+        tags=tuple(data["tags"]),
+        decoys=tuple(data["decoys"]),
+        absent=absent,
+        family=data.get("family", ""),
+        line=line,
+    )
 
 
 def load_cases(path: str | Path) -> list[EvidenceCase]:
@@ -511,12 +585,16 @@ def load_cases(path: str | Path) -> list[EvidenceCase]:
             try:
                 data = json.loads(raw)
             except json.JSONDecodeError as exc:
-                raise ValidationError(f"not valid JSON ({exc.msg} at column {exc.colno})",
-                                      field="(line)", where=where) from None
+                raise ValidationError(
+                    f"not valid JSON ({exc.msg} at column {exc.colno})", field="(line)", where=where
+                ) from None
             case = parse_case(data, where=where, line=number)
             if case.id in seen:
-                raise ValidationError(f"field 'id': duplicate id {case.id!r}, first on line {seen[case.id]}",
-                                      field="id", where=where)
+                raise ValidationError(
+                    f"field 'id': duplicate id {case.id!r}, first on line {seen[case.id]}",
+                    field="id",
+                    where=where,
+                )
             seen[case.id] = number
             out.append(case)
     return out

@@ -22,15 +22,40 @@ from ragkit.records import GLOBAL_TENANT, Document
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "datasets" / "opscorpus"
-SOURCE_TYPES = {"runbook", "policy", "postmortem", "ticket", "ticket_comment", "rollout",
-                "architecture", "wiki"}
-DECOY_OF_REASON = {"lexical_decoy": "lexical_decoy", "semantic_decoy": "semantic_decoy",
-                   "other_tenant": "semantic_decoy", "superseded": "superseded_source",
-                   "not_yet_effective": "superseded_source", "expired": "superseded_source",
-                   "condition_met": "conditional_exception",
-                   "exception_applies": "conditional_exception"}
-MONTHS = {"january", "february", "march", "april", "may", "june", "july", "august", "september",
-          "october", "november", "december"}
+SOURCE_TYPES = {
+    "runbook",
+    "policy",
+    "postmortem",
+    "ticket",
+    "ticket_comment",
+    "rollout",
+    "architecture",
+    "wiki",
+}
+DECOY_OF_REASON = {
+    "lexical_decoy": "lexical_decoy",
+    "semantic_decoy": "semantic_decoy",
+    "other_tenant": "semantic_decoy",
+    "superseded": "superseded_source",
+    "not_yet_effective": "superseded_source",
+    "expired": "superseded_source",
+    "condition_met": "conditional_exception",
+    "exception_applies": "conditional_exception",
+}
+MONTHS = {
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+}
 
 
 def _ws(text: str) -> str:
@@ -42,7 +67,9 @@ class Corpus:
         self.docs = {d.doc_id: d for d in docs}
         self.sections: dict[str, dict[str, str]] = {}
         for d in docs:
-            self.sections[d.doc_id] = {s.anchor: _ws(d.text[s.start:s.end]) for s in sections(d.text)}
+            self.sections[d.doc_id] = {
+                s.anchor: _ws(d.text[s.start : s.end]) for s in sections(d.text)
+            }
         self.tenants = {d.envelope.tenant for d in docs}
 
     def full_text(self, doc_id: str) -> str:
@@ -96,8 +123,10 @@ def test_seams_are_present_many_times(corpus: Corpus) -> None:
     injections = [e for e in envs if e.extra.get("injection")]
     assert len(injections) >= 10
     for e in injections:
-        assert re.search(r"(?i)ignore|disregard|forget|override|instruction|assistant|AI|language model",
-                         corpus.full_text(e.doc_id)), e.doc_id
+        assert re.search(
+            r"(?i)ignore|disregard|forget|override|instruction|assistant|AI|language model",
+            corpus.full_text(e.doc_id),
+        ), e.doc_id
     # supersedes chains of three versions, consistent in both directions
     chains3 = 0
     for e in envs:
@@ -109,9 +138,17 @@ def test_seams_are_present_many_times(corpus: Corpus) -> None:
     # conditional exceptions whose stopping condition a later record satisfies
     conditional = [e for e in envs if e.conditions]
     assert len(conditional) >= 5
-    satisfied = [e for e in conditional if any(
-        o.tenant == e.tenant and o.source_type == "rollout" and o.published_at > e.published_at
-        and "cutover completed" in corpus.full_text(o.doc_id).lower() for o in envs)]
+    satisfied = [
+        e
+        for e in conditional
+        if any(
+            o.tenant == e.tenant
+            and o.source_type == "rollout"
+            and o.published_at > e.published_at
+            and "cutover completed" in corpus.full_text(o.doc_id).lower()
+            for o in envs
+        )
+    ]
     assert len(satisfied) >= 5
     # ACL groups that differ within one tenant
     groups_per_tenant = Counter()
@@ -131,8 +168,12 @@ def test_seams_are_present_many_times(corpus: Corpus) -> None:
 
 
 def test_generator_reproduces_the_committed_files() -> None:
-    proc = subprocess.run([sys.executable, str(ROOT / "datasets" / "generate.py"), "--check"],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "datasets" / "generate.py"), "--check"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
@@ -145,16 +186,24 @@ def test_case_counts_and_coverage(cases: list[EvidenceCase]) -> None:
     una = [c for c in cases if not c.answerable]
     assert len(ans) >= 200 and len(una) >= 30
     tags = Counter(t for c in ans for t in c.tags)
-    minimum = {"identifier": 40, "vocabulary_mismatch": 40, "multi_hop": 40, "conflict": 25,
-               "scoped": 30}
+    minimum = {
+        "identifier": 40,
+        "vocabulary_mismatch": 40,
+        "multi_hop": 40,
+        "conflict": 25,
+        "scoped": 30,
+    }
     short = {t: tags[t] for t, n in minimum.items() if tags[t] < n}
     assert not short, f"coverage below target: {short}"
     hops = [c for c in ans if "multi_hop" in c.tags]
     assert all(2 <= len(c.required_doc_ids) <= 3 for c in hops), [
-        c.id for c in hops if not 2 <= len(c.required_doc_ids) <= 3]
+        c.id for c in hops if not 2 <= len(c.required_doc_ids) <= 3
+    ]
     decoys = Counter(d for c in cases for d in c.decoys)
-    assert all(decoys[k] >= 10 for k in ("lexical_decoy", "semantic_decoy", "superseded_source",
-                                         "conditional_exception")), decoys
+    assert all(
+        decoys[k] >= 10
+        for k in ("lexical_decoy", "semantic_decoy", "superseded_source", "conditional_exception")
+    ), decoys
 
 
 def _check_reason(case: EvidenceCase, r, corpus: Corpus, evidence_ids: set[str]) -> str | None:
@@ -166,8 +215,10 @@ def _check_reason(case: EvidenceCase, r, corpus: Corpus, evidence_ids: set[str])
         return "is also in the evidence set"
     if reason == "superseded":
         ended = e.effective_to is not None and e.effective_to <= as_of
-        replaced = any(s in corpus.docs and (corpus.docs[s].envelope.effective_from or as_of) <= as_of
-                       for s in e.superseded_by)
+        replaced = any(
+            s in corpus.docs and (corpus.docs[s].envelope.effective_from or as_of) <= as_of
+            for s in e.superseded_by
+        )
         return None if ended or replaced else "is not superseded at as_of"
     if reason == "not_yet_effective":
         ok = e.effective_from is not None and e.effective_from > as_of
@@ -191,8 +242,11 @@ def _check_reason(case: EvidenceCase, r, corpus: Corpus, evidence_ids: set[str])
     if reason == "other_tenant":
         return None if e.tenant not in (caller.tenant, GLOBAL_TENANT) else f"tenant is {e.tenant}"
     if reason == "acl":
-        ok = (e.tenant in (caller.tenant, GLOBAL_TENANT) and e.acl_groups
-              and not set(e.acl_groups) & set(caller.groups))
+        ok = (
+            e.tenant in (caller.tenant, GLOBAL_TENANT)
+            and e.acl_groups
+            and not set(e.acl_groups) & set(caller.groups)
+        )
         return None if ok else f"acl {e.acl_groups} vs caller groups {caller.groups}"
     if reason == "lower_authority":
         dec = case.decisive
@@ -200,11 +254,15 @@ def _check_reason(case: EvidenceCase, r, corpus: Corpus, evidence_ids: set[str])
             return "no decisive evidence to compare with"
         mine = AUTHORITY_RANK.get(e.authority, 0)
         theirs = AUTHORITY_RANK.get(corpus.docs[dec.doc_id].envelope.authority, 0)
-        return None if mine < theirs else f"authority {e.authority} is not below the decisive source's"
+        return (
+            None if mine < theirs else f"authority {e.authority} is not below the decisive source's"
+        )
     if reason == "lexical_decoy":
         if not r.shared or r.shared not in case.task:
             return f"shared identifier {r.shared!r} is not in the task"
-        return None if r.shared in corpus.full_text(r.doc_id) else f"{r.shared!r} is not in the decoy"
+        return (
+            None if r.shared in corpus.full_text(r.doc_id) else f"{r.shared!r} is not in the decoy"
+        )
     if reason == "semantic_decoy":
         return None
     if reason == "untrusted_instruction":
@@ -223,8 +281,10 @@ def _stems(text: str) -> set[str]:
     return out
 
 
-STOP = _stems("what which when where that this with from were after before during their there "
-              "have been into about does than then also they them only each every over under")
+STOP = _stems(
+    "what which when where that this with from were after before during their there "
+    "have been into about does than then also they them only each every over under"
+)
 
 
 def _problems(case: EvidenceCase, corpus: Corpus) -> list[str]:
@@ -255,8 +315,10 @@ def _problems(case: EvidenceCase, corpus: Corpus) -> list[str]:
         if _ws(surface) not in _ws(dec.quote):
             out.append(f"expected surface {surface!r} is not in the decisive quote {dec.quote!r}")
         elif normalise_value(exp.kind, surface) != exp.value:
-            out.append(f"surface {surface!r} normalises to {normalise_value(exp.kind, surface)!r}, "
-                       f"not {exp.value!r}")
+            out.append(
+                f"surface {surface!r} normalises to {normalise_value(exp.kind, surface)!r}, "
+                f"not {exp.value!r}"
+            )
     for i, r in enumerate(case.reject):
         if r.doc_id not in corpus.docs:
             out.append(f"reject[{i}] {r.doc_id} does not exist")
@@ -273,7 +335,9 @@ def _problems(case: EvidenceCase, corpus: Corpus) -> list[str]:
             out.append(f"reject[{i}] {r.doc_id} ({r.reason}): {problem}")
     implied = {DECOY_OF_REASON[r.reason] for r in case.reject if r.reason in DECOY_OF_REASON}
     if set(case.decoys) != implied:
-        out.append(f"decoys {sorted(case.decoys)} do not match the reject reasons ({sorted(implied)})")
+        out.append(
+            f"decoys {sorted(case.decoys)} do not match the reject reasons ({sorted(implied)})"
+        )
     if not case.answerable:
         assert case.absent is not None
         for doc_id, d in corpus.docs.items():
@@ -286,17 +350,26 @@ def _problems(case: EvidenceCase, corpus: Corpus) -> list[str]:
         names = _stems(" ".join(corpus.tenants)) | _stems(case.caller.tenant)
         shared = (_stems(case.task) - names - STOP) & _stems(case.decisive.quote)
         if shared:
-            out.append(f"vocabulary_mismatch task shares words with the decisive quote: {sorted(shared)}")
+            out.append(
+                f"vocabulary_mismatch task shares words with the decisive quote: {sorted(shared)}"
+            )
     if "identifier" in case.tags:
-        idents = set(re.findall(r"\b(?:[A-Z]+-\d+|[a-z]+-\d+|\w+_\w+|[0-9a-f]{7})\b|`[^`]+`", case.task))
-        idents |= {w for w in re.findall(r"(?<=\s)[A-Z][a-z]+(?:-[A-Z][a-z]+)?", case.task)
-                   if w.lower() not in corpus.tenants and w.lower() not in MONTHS}
+        idents = set(
+            re.findall(r"\b(?:[A-Z]+-\d+|[a-z]+-\d+|\w+_\w+|[0-9a-f]{7})\b|`[^`]+`", case.task)
+        )
+        idents |= {
+            w
+            for w in re.findall(r"(?<=\s)[A-Z][a-z]+(?:-[A-Z][a-z]+)?", case.task)
+            if w.lower() not in corpus.tenants and w.lower() not in MONTHS
+        }
         if not idents:
             out.append("identifier case names no identifier in its task")
     return out
 
 
-def test_every_case_checks_out_against_the_corpus(corpus: Corpus, cases: list[EvidenceCase]) -> None:
+def test_every_case_checks_out_against_the_corpus(
+    corpus: Corpus, cases: list[EvidenceCase]
+) -> None:
     failures = []
     for case in cases:
         for problem in _problems(case, corpus):
@@ -305,7 +378,8 @@ def test_every_case_checks_out_against_the_corpus(corpus: Corpus, cases: list[Ev
 
 
 def test_identifier_cases_find_their_identifier_in_the_decisive_source(
-        corpus: Corpus, cases: list[EvidenceCase]) -> None:
+    corpus: Corpus, cases: list[EvidenceCase]
+) -> None:
     missing = []
     for c in cases:
         if "identifier" not in c.tags or c.decisive is None:
@@ -315,7 +389,9 @@ def test_identifier_cases_find_their_identifier_in_the_decisive_source(
         surnames = re.findall(r"(?<=\s)[A-Z][a-z]+(?:-[A-Z][a-z]+)?", c.task)
         if not any(t in text for t in tokens + surnames):
             missing.append(c.id)
-    assert not missing, f"identifier cases whose decisive source lacks the task's identifier: {missing[:10]}"
+    assert not missing, (
+        f"identifier cases whose decisive source lacks the task's identifier: {missing[:10]}"
+    )
 
 
 # --------------------------------------------------------------------------------------
@@ -334,7 +410,10 @@ def test_story_eur_cutoff(corpus: Corpus, cases: list[EvidenceCase]) -> None:
     assert comment.authority == "implementation_team" and "until cutover" in comment.conditions
     assert "Acme stays on 16:00 until cutover" in corpus.docs["ops-2987-c3"].text
     runbook = _env(corpus, "runbook-v2")
-    assert runbook.published_at.date().isoformat() == "2025-10-12" and runbook.authority == "operations"
+    assert (
+        runbook.published_at.date().isoformat() == "2025-10-12"
+        and runbook.authority == "operations"
+    )
     assert "EUR cutoff 16:00" in corpus.sections["runbook-v2"]["eur-cutoff"]
     policy = _env(corpus, "policy-v3")
     assert policy.effective_from.date().isoformat() == "2026-01-01"
@@ -361,13 +440,18 @@ def test_story_reconciliation_failure(corpus: Corpus, cases: list[EvidenceCase])
     assert "reconciliation" not in corpus.full_text("ops-3318").lower()
     rollout = _env(corpus, "ro-7702")
     assert rollout.source_type == "rollout" and "pol-idempotency-v2" in rollout.links
-    assert "a41c9e2" in corpus.docs["ro-7702"].text and "reconcile_settlement" in corpus.docs["ro-7702"].text
+    assert (
+        "a41c9e2" in corpus.docs["ro-7702"].text
+        and "reconcile_settlement" in corpus.docs["ro-7702"].text
+    )
     assert _env(corpus, "pol-idempotency-v2").source_type == "policy"
     case = next(c for c in cases if c.id == "story-reconciliation-failure")
     assert "reconciliation" in case.task.lower()
     kinds = {corpus.docs[r.doc_id].envelope.source_type for r in case.reject}
     assert {"runbook", "postmortem", "architecture"} <= kinds
-    others = {corpus.docs[r.doc_id].envelope.tenant for r in case.reject if r.reason == "other_tenant"}
+    others = {
+        corpus.docs[r.doc_id].envelope.tenant for r in case.reject if r.reason == "other_tenant"
+    }
     assert len(others) >= 2 and "acme" not in others
     for r in case.reject:
         assert "reconciliation" in corpus.full_text(r.doc_id).lower(), r.doc_id

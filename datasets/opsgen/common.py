@@ -13,12 +13,40 @@ import yaml
 START = dt.date(2025, 4, 1)
 END = dt.date(2026, 11, 30)
 
-MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August",
-          "September", "October", "November", "December"]
+MONTHS = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+]
 
-ENVELOPE_KEYS = ["doc_id", "title", "version", "source_type", "authority", "tenant", "entities",
-                 "acl_groups", "published_at", "effective_from", "effective_to", "ingested_at",
-                 "supersedes", "superseded_by", "conditions", "links", "extra"]
+ENVELOPE_KEYS = [
+    "doc_id",
+    "title",
+    "version",
+    "source_type",
+    "authority",
+    "tenant",
+    "entities",
+    "acl_groups",
+    "published_at",
+    "effective_from",
+    "effective_to",
+    "ingested_at",
+    "supersedes",
+    "superseded_by",
+    "conditions",
+    "links",
+    "extra",
+]
 
 
 def iso(moment: dt.date | dt.datetime | None) -> str | None:
@@ -75,9 +103,37 @@ def words(text: str) -> int:
 
 def content_stems(text: str) -> set[str]:
     """Crude stems for overlap checks: lower-cased word prefixes (5 chars) of words >= 4 long."""
-    stop = {"what", "which", "when", "where", "that", "this", "with", "from", "were", "after",
-            "before", "during", "their", "there", "have", "been", "into", "about", "does",
-            "than", "then", "also", "they", "them", "only", "each", "every", "over", "under"}
+    stop = {
+        "what",
+        "which",
+        "when",
+        "where",
+        "that",
+        "this",
+        "with",
+        "from",
+        "were",
+        "after",
+        "before",
+        "during",
+        "their",
+        "there",
+        "have",
+        "been",
+        "into",
+        "about",
+        "does",
+        "than",
+        "then",
+        "also",
+        "they",
+        "them",
+        "only",
+        "each",
+        "every",
+        "over",
+        "under",
+    }
     out = set()
     for w in re.findall(r"[A-Za-z][A-Za-z'_-]*", text.lower()):
         w = w.replace("'s", "")
@@ -124,13 +180,22 @@ class Doc:
                 base = at(base, 6, 0)
             ingested = base + dt.timedelta(hours=7, minutes=13)
         data: dict[str, Any] = {
-            "doc_id": self.doc_id, "title": self.title, "version": str(self.version),
-            "source_type": self.source_type, "authority": self.authority, "tenant": self.tenant,
-            "entities": list(self.entities), "acl_groups": list(self.acl_groups),
-            "published_at": iso(self.published_at), "effective_from": iso(eff_from),
-            "effective_to": iso(self.effective_to), "ingested_at": iso(ingested),
-            "supersedes": list(self.supersedes), "superseded_by": list(self.superseded_by),
-            "conditions": list(self.conditions), "links": list(self.links),
+            "doc_id": self.doc_id,
+            "title": self.title,
+            "version": str(self.version),
+            "source_type": self.source_type,
+            "authority": self.authority,
+            "tenant": self.tenant,
+            "entities": list(self.entities),
+            "acl_groups": list(self.acl_groups),
+            "published_at": iso(self.published_at),
+            "effective_from": iso(eff_from),
+            "effective_to": iso(self.effective_to),
+            "ingested_at": iso(ingested),
+            "supersedes": list(self.supersedes),
+            "superseded_by": list(self.superseded_by),
+            "conditions": list(self.conditions),
+            "links": list(self.links),
             "extra": dict(self.extra),
         }
         return data
@@ -138,8 +203,13 @@ class Doc:
     def render(self) -> str:
         if self.raw is not None:
             return self.raw
-        fm = yaml.safe_dump(self.front_matter(), sort_keys=False, allow_unicode=True,
-                            default_flow_style=False, width=1000)
+        fm = yaml.safe_dump(
+            self.front_matter(),
+            sort_keys=False,
+            allow_unicode=True,
+            default_flow_style=False,
+            width=1000,
+        )
         body = self.body.rstrip("\n") + "\n"
         return f"---\n{fm}---\n{body}"
 

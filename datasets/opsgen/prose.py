@@ -1,3 +1,4 @@
+# ruff: noqa: E501  (long prose and task strings are data, kept on one line each)
 """Longer prose for the generator: paragraphs, lists and tables composed from pools.
 
 Nothing here states a case's decisive fact; these are the surroundings that make a
@@ -11,7 +12,9 @@ import re
 from . import pools
 from .common import Body, pick
 
-CAUSE_WORDS = re.compile(r"(?i)root cause|because|caused by|due to|which is why|that is how|as a result")
+CAUSE_WORDS = re.compile(
+    r"(?i)root cause|because|caused by|due to|which is why|that is how|as a result"
+)
 
 CONTEXT = [
     "It is month-end for them, so every hour of doubt costs their finance team overtime.",
@@ -96,13 +99,30 @@ LESSONS = [
     "The fix was small; finding it took the time. Better logs are the real action item.",
 ]
 FAQ = [
-    ("Can I rerun a batch that has already closed?",
-     "Only with a ticket and the settlement on-call lead's approval."),
-    ("Who tells the tenant?", "Support, once engineering has written the first finding on the ticket."),
-    ("Do I need to stop payouts?", "If there is any chance money moved twice, yes, for that tenant."),
-    ("What if the bank is the problem?", "Open a case with the bank and keep the tenant's ticket as the record."),
-    ("Where do the error codes come from?", "Each service raises its own E-codes; the code names the function."),
-    ("How long do we keep the files?", "As long as the retention policy says; never delete by hand."),
+    (
+        "Can I rerun a batch that has already closed?",
+        "Only with a ticket and the settlement on-call lead's approval.",
+    ),
+    (
+        "Who tells the tenant?",
+        "Support, once engineering has written the first finding on the ticket.",
+    ),
+    (
+        "Do I need to stop payouts?",
+        "If there is any chance money moved twice, yes, for that tenant.",
+    ),
+    (
+        "What if the bank is the problem?",
+        "Open a case with the bank and keep the tenant's ticket as the record.",
+    ),
+    (
+        "Where do the error codes come from?",
+        "Each service raises its own E-codes; the code names the function.",
+    ),
+    (
+        "How long do we keep the files?",
+        "As long as the retention policy says; never delete by hand.",
+    ),
 ]
 
 
@@ -111,7 +131,9 @@ def weekday(d) -> str:
 
 
 def context_para(rng, day) -> str:
-    return " ".join(s.format(weekday=weekday(day)) for s in rng.sample(CONTEXT, rng.randrange(1, 4)))
+    return " ".join(
+        s.format(weekday=weekday(day)) for s in rng.sample(CONTEXT, rng.randrange(1, 4))
+    )
 
 
 def log_block(rng, tname: str, cur: str, n: int | None = None) -> str:
@@ -121,8 +143,16 @@ def log_block(rng, tname: str, cur: str, n: int | None = None) -> str:
         m += rng.randrange(1, 9)
         h += m // 60
         m %= 60
-        lines.append(f"{h:02d}:{m:02d}:{rng.randrange(60):02d} " + pick(rng, LOG_LINES).format(
-            t=tname, c=cur, n=rng.randrange(100, 90000), ms=rng.randrange(200, 9000), k=rng.randrange(1, 9)))
+        lines.append(
+            f"{h:02d}:{m:02d}:{rng.randrange(60):02d} "
+            + pick(rng, LOG_LINES).format(
+                t=tname,
+                c=cur,
+                n=rng.randrange(100, 90000),
+                ms=rng.randrange(200, 9000),
+                k=rng.randrange(1, 9),
+            )
+        )
     return "\n".join(lines)
 
 
@@ -130,73 +160,148 @@ def runbook_scenarios(rng, b: Body, system: str, k: int) -> None:
     for s in rng.sample(range(len(pools.SYMPTOMS)), k):
         ev, _ask, short = pools.SYMPTOMS[s]
         b.h(3, f"Scenario: {short}")
-        b.p(f"You will usually hear about this one as: {ev}. " + pick(rng, [
-            f"Start with {system} and work outwards.",
-            "Do not start fixing before you know how many merchants are involved.",
-            "It looks alarming but is usually contained to one tenant.",
-            "Check whether it is one tenant or all of them before paging anyone."]))
-        b.ol(rng.sample([
-            "Note the tenant, the business date and the currency.",
-            f"Open the {system} dashboard for the window in question.",
-            "Stop the next payout for the tenant if money may have moved twice.",
-            "Find the first error code in the logs and write it on the ticket.",
-            "Compare the batch total with the 7-day median.",
-            "Check the deploy log for the last 48 hours.",
-            "Ask the bank or acquirer for their view if the file looks wrong.",
-            "Hand over to engineering with what you found.",
-        ], rng.randrange(3, 7)))
-        b.p(pick(rng, ["If that does not explain it within 30 minutes, escalate.",
-                       "Write down what you tried even if it did not help.",
-                       "Most of the time the second step already tells you enough."]))
+        b.p(
+            f"You will usually hear about this one as: {ev}. "
+            + pick(
+                rng,
+                [
+                    f"Start with {system} and work outwards.",
+                    "Do not start fixing before you know how many merchants are involved.",
+                    "It looks alarming but is usually contained to one tenant.",
+                    "Check whether it is one tenant or all of them before paging anyone.",
+                ],
+            )
+        )
+        b.ol(
+            rng.sample(
+                [
+                    "Note the tenant, the business date and the currency.",
+                    f"Open the {system} dashboard for the window in question.",
+                    "Stop the next payout for the tenant if money may have moved twice.",
+                    "Find the first error code in the logs and write it on the ticket.",
+                    "Compare the batch total with the 7-day median.",
+                    "Check the deploy log for the last 48 hours.",
+                    "Ask the bank or acquirer for their view if the file looks wrong.",
+                    "Hand over to engineering with what you found.",
+                ],
+                rng.randrange(3, 7),
+            )
+        )
+        b.p(
+            pick(
+                rng,
+                [
+                    "If that does not explain it within 30 minutes, escalate.",
+                    "Write down what you tried even if it did not help.",
+                    "Most of the time the second step already tells you enough.",
+                ],
+            )
+        )
 
 
 def arch_extras(rng, b: Body, system: str) -> None:
     b.h(2, "Data model")
-    cols = rng.sample(["batch_id", "tenant", "currency", "business_date", "amount_minor",
-                       "merchant_id", "status", "idempotency_key", "created_at", "attempt"], 6)
-    b.table(["Column", "Type", "Notes"], [[c, pick(rng, ["text", "bigint", "date", "timestamptz"]),
-                                           pick(rng, ["indexed", "not null", "nullable", "part of key", ""])]
-                                          for c in cols])
+    cols = rng.sample(
+        [
+            "batch_id",
+            "tenant",
+            "currency",
+            "business_date",
+            "amount_minor",
+            "merchant_id",
+            "status",
+            "idempotency_key",
+            "created_at",
+            "attempt",
+        ],
+        6,
+    )
+    b.table(
+        ["Column", "Type", "Notes"],
+        [
+            [
+                c,
+                pick(rng, ["text", "bigint", "date", "timestamptz"]),
+                pick(rng, ["indexed", "not null", "nullable", "part of key", ""]),
+            ]
+            for c in cols
+        ],
+    )
     b.h(2, "Sequence")
-    b.ol(rng.sample([
-        "batch-scheduler opens the business day and emits a start event.",
-        f"{system} picks up the event and reads its input.",
-        "Work is split per tenant and per currency.",
-        "Each slice is written in a single transaction.",
-        "A completion marker is written when every slice succeeded.",
-        "notify-hub is told the outcome and renders statements.",
-        "Metrics for duration and row counts are exported.",
-        "Failures are retried with backoff, up to the configured ceiling.",
-    ], rng.randrange(5, 8)))
+    b.ol(
+        rng.sample(
+            [
+                "batch-scheduler opens the business day and emits a start event.",
+                f"{system} picks up the event and reads its input.",
+                "Work is split per tenant and per currency.",
+                "Each slice is written in a single transaction.",
+                "A completion marker is written when every slice succeeded.",
+                "notify-hub is told the outcome and renders statements.",
+                "Metrics for duration and row counts are exported.",
+                "Failures are retried with backoff, up to the configured ceiling.",
+            ],
+            rng.randrange(5, 8),
+        )
+    )
     b.h(2, "Service levels")
-    b.table(["Measure", "Target"], [["availability", pick(rng, ["99.9%", "99.95%", "99.5%"])],
-                                    ["p95 batch duration", f"{rng.randrange(4, 40)} minutes"],
-                                    ["alert to acknowledge", f"{rng.randrange(5, 16)} minutes"]])
+    b.table(
+        ["Measure", "Target"],
+        [
+            ["availability", pick(rng, ["99.9%", "99.95%", "99.5%"])],
+            ["p95 batch duration", f"{rng.randrange(4, 40)} minutes"],
+            ["alert to acknowledge", f"{rng.randrange(5, 16)} minutes"],
+        ],
+    )
     b.h(2, "Deployment")
-    b.p(pick(rng, [
-        f"{system} deploys through the standard pipeline with a canary tenant first. Tenant "
-        "rollouts are recorded by the deployment system, one record per rollout.",
-        f"Releases of {system} go out on weekdays before 15:00 CET, never during a batch close.",
-        f"{system} ships twice a week. Emergency fixes go through the same pipeline with a "
-        "second approver."]))
+    b.p(
+        pick(
+            rng,
+            [
+                f"{system} deploys through the standard pipeline with a canary tenant first. Tenant "
+                "rollouts are recorded by the deployment system, one record per rollout.",
+                f"Releases of {system} go out on weekdays before 15:00 CET, never during a batch close.",
+                f"{system} ships twice a week. Emergency fixes go through the same pipeline with a "
+                "second approver.",
+            ],
+        )
+    )
     b.p(" ".join(rng.sample(EXPLAIN, 2)))
 
 
 def policy_extras(rng, b: Body) -> None:
     b.h(2, "Definitions")
-    b.ul(rng.sample(["**Tenant**: a client of the platform with its own batches.",
-                     "**Batch**: all captures of one tenant, currency and business date.",
-                     "**Business day**: a day on which the tenant's banks settle.",
-                     "**Policy owner**: the person accountable for this document.",
-                     "**Operations**: the shift team that runs the daily batches."], 3))
+    b.ul(
+        rng.sample(
+            [
+                "**Tenant**: a client of the platform with its own batches.",
+                "**Batch**: all captures of one tenant, currency and business date.",
+                "**Business day**: a day on which the tenant's banks settle.",
+                "**Policy owner**: the person accountable for this document.",
+                "**Operations**: the shift team that runs the daily batches.",
+            ],
+            3,
+        )
+    )
     b.h(2, "Responsibilities")
-    b.table(["Who", "Does what"], [["Policy owner", "keeps this document current"],
-                                   ["Operations", "applies it during the shift"],
-                                   ["Engineering", "builds the controls that enforce it"]])
-    b.h(2, "Monitoring").p(pick(rng, [
-        "Compliance with this policy is reviewed monthly from the operations log.",
-        "Breaches are raised as tickets and reviewed in the weekly operations meeting.",
-        "Automated checks report breaches to the policy owner the next morning."]))
+    b.table(
+        ["Who", "Does what"],
+        [
+            ["Policy owner", "keeps this document current"],
+            ["Operations", "applies it during the shift"],
+            ["Engineering", "builds the controls that enforce it"],
+        ],
+    )
+    b.h(2, "Monitoring").p(
+        pick(
+            rng,
+            [
+                "Compliance with this policy is reviewed monthly from the operations log.",
+                "Breaches are raised as tickets and reviewed in the weekly operations meeting.",
+                "Automated checks report breaches to the policy owner the next morning.",
+            ],
+        )
+    )
+
 
 VERIFY = [
     "smoke batch settled for the canary tenant",
@@ -249,9 +354,12 @@ def runbook_head(rng, b: Body) -> None:
 
 def runbook_tail(rng, b: Body, system: str) -> None:
     b.h(2, "Dashboards")
-    b.table(["Dashboard", "What to look at"], [
-        [f"{system} overview", "error rate and batch duration"],
-        ["ledger postings", "postings per minute, by tenant"],
-        ["bank connectors", "rejections and timeouts"],
-    ][: rng.randrange(2, 4)])
+    b.table(
+        ["Dashboard", "What to look at"],
+        [
+            [f"{system} overview", "error rate and batch duration"],
+            ["ledger postings", "postings per minute, by tenant"],
+            ["bank connectors", "rejections and timeouts"],
+        ][: rng.randrange(2, 4)],
+    )
     b.h(2, "Handover").p(" ".join(rng.sample(HANDOVER, rng.randrange(2, 4))))

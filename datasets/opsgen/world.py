@@ -10,8 +10,16 @@ from . import pools
 from .common import Doc
 
 # Identifiers used by the hand-written documents; the generator never hands them out.
-RESERVED = {"OPS-2987", "OPS-3318", "RO-7702", "RO-7719", "CHG-4398", "CHG-4410", "E-4471",
-            "acme-9"}
+RESERVED = {
+    "OPS-2987",
+    "OPS-3318",
+    "RO-7702",
+    "RO-7719",
+    "CHG-4398",
+    "CHG-4410",
+    "E-4471",
+    "acme-9",
+}
 
 
 @dataclass
@@ -63,7 +71,9 @@ class World:
         return self.unique(lambda: "".join(self.rng.choice("0123456789abcdef") for _ in range(7)))
 
     def build(self, service: str) -> str:
-        ver = self.builds.setdefault(service, [self.rng.randrange(2, 6), self.rng.randrange(0, 12), 0])
+        ver = self.builds.setdefault(
+            service, [self.rng.randrange(2, 6), self.rng.randrange(0, 12), 0]
+        )
         if self.rng.random() < 0.2:
             ver[1] += 1
             ver[2] = 0
@@ -99,8 +109,9 @@ class World:
             for _ in range(rng.randrange(1, 3)):
                 acct = self.unique(lambda: f"{name}-{rng.randrange(100, 99999)}")
                 accounts.append((acct, cur, rng.choice(banks)))
-        contacts = [f"{rng.choice(pools.FIRST_NAMES)} {rng.choice(pools.SURNAMES)}"
-                    for _ in range(3)]
+        contacts = [
+            f"{rng.choice(pools.FIRST_NAMES)} {rng.choice(pools.SURNAMES)}" for _ in range(3)
+        ]
         return Tenant(name, pools.DISPLAY[name], currencies, banks, accounts, contacts, None)
 
     # store -------------------------------------------------------------------------
