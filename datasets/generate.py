@@ -270,6 +270,17 @@ def stats(out: Path) -> str:
     return "\n".join(lines)
 
 
+README = HERE / "README.md"
+BEGIN, END = "<!-- stats:begin -->", "<!-- stats:end -->"
+
+
+def readme_with_stats(text: str, block: str) -> str:
+    """The dataset card with the counts block between the markers replaced."""
+    head, rest = text.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    return f"{head}{BEGIN}\n{block}\n{END}{tail}"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -292,6 +303,10 @@ def main(argv: list[str] | None = None) -> int:
                 bad.append(rel)
         on_disk = {p.relative_to(args.out).as_posix() for p in (args.out / "docs").rglob("*.md")}
         bad += sorted(on_disk - set(files))
+        if args.out.resolve() == DEFAULT_OUT.resolve():
+            text = README.read_text(encoding="utf-8")
+            if readme_with_stats(text, stats(args.out)) != text:
+                bad.append(str(README))
         schema_file = HERE / "cases.schema.json"
         if not schema_file.exists() or schema_file.read_bytes() != schema_bytes():
             bad.append(str(schema_file))
@@ -309,6 +324,8 @@ def main(argv: list[str] | None = None) -> int:
         p.write_bytes(data)
     if args.out.resolve() == DEFAULT_OUT.resolve():
         (HERE / "cases.schema.json").write_bytes(schema_bytes())
+        README.write_text(readme_with_stats(README.read_text(encoding="utf-8"), stats(args.out)),
+                          encoding="utf-8")
     ndocs = sum(r.startswith("docs/") for r in files)
     print(f"wrote {ndocs} documents and {len(cases)} cases to {args.out}")
     return 0
