@@ -211,13 +211,13 @@ def stats(out: Path) -> str:
     lines = []
     months = sorted({str(m["published_at"])[:7] for m in docs})
     size = sum(p.stat().st_size for p in (out / "docs").rglob("*.md"))
-    lines.append(f"documents: {len(docs)}  ({size / 1e6:.1f} MB on disk, {sum(words):,} words)")
+    lines.append(f"- documents: {len(docs)}  ({size / 1e6:.1f} MB on disk, {sum(words):,} words)")
     words.sort()
     lines.append(
-        f"words per document: min {words[0]}, median {words[len(words) // 2]}, "
+        f"- words per document: min {words[0]}, median {words[len(words) // 2]}, "
         f"p90 {words[int(len(words) * 0.9)]}, max {words[-1]}"
     )
-    lines.append(f"published: {months[0]} .. {months[-1]} ({len(months)} months)")
+    lines.append(f"- published: {months[0]} .. {months[-1]} ({len(months)} months)")
     lines.append("")
     lines.append("| tenant | documents |\n|---|---|")
     for k, v in sorted(Counter(m["tenant"] for m in docs).items()):
@@ -241,7 +241,7 @@ def stats(out: Path) -> str:
     ans = [c for c in cases if c["answerable"]]
     lines.append("")
     lines.append(
-        f"cases: {len(cases)} ({len(ans)} answerable, {len(cases) - len(ans)} unanswerable)"
+        f"- cases: {len(cases)} ({len(ans)} answerable, {len(cases) - len(ans)} unanswerable)"
     )
     lines.append("")
     lines.append("| tag | answerable | unanswerable |\n|---|---|---|")
@@ -324,8 +324,9 @@ def main(argv: list[str] | None = None) -> int:
         p.write_bytes(data)
     if args.out.resolve() == DEFAULT_OUT.resolve():
         (HERE / "cases.schema.json").write_bytes(schema_bytes())
-        README.write_text(readme_with_stats(README.read_text(encoding="utf-8"), stats(args.out)),
-                          encoding="utf-8")
+        README.write_text(
+            readme_with_stats(README.read_text(encoding="utf-8"), stats(args.out)), encoding="utf-8"
+        )
     ndocs = sum(r.startswith("docs/") for r in files)
     print(f"wrote {ndocs} documents and {len(cases)} cases to {args.out}")
     return 0
