@@ -130,6 +130,9 @@ def build(seed: int) -> tuple[World, list[dict]]:
                 w.add(d)
     for d in followups:
         w.add(d)
+    for d in incidents.quarterly_reviews(w, planned):
+        w.add(d)
+    w.add(incidents.platform_overview(w))
     families = casegen.incident_cases(w, planned)
     for name, items in casegen.reference_cases(
         w, chains, runbooks, tdocs, schedules, migrations, routine["injections"]

@@ -386,7 +386,7 @@ def test_identifier_cases_find_their_identifier_in_the_decisive_source(
             continue
         text = corpus.full_text(c.decisive.doc_id)
         tokens = re.findall(r"\b(?:[A-Z]+-\d+|[a-z]+-\d+|\w+_\w+)\b", c.task)
-        surnames = re.findall(r"(?<=\s)[A-Z][a-z]+(?:-[A-Z][a-z]+)?", c.task)
+        surnames = re.findall(r"(?:^|(?<=\s))[A-Z][a-z]+(?:-[A-Z][a-z]+)?", c.task)
         if not any(t in text for t in tokens + surnames):
             missing.append(c.id)
     assert not missing, (

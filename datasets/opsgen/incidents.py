@@ -799,3 +799,168 @@ def build_postmortem(w: World, inc: Incident, followups: list[Doc]) -> list[Doc]
     inc.docs["followup"] = fkey.lower()
     inc.docs["followup_status"] = fc.doc_id
     return [d]
+
+
+REVIEW_OPENERS = [
+    "This review covers {disp}'s quarter as the platform saw it: volumes, incidents and what we changed.",
+    "Quarterly review for {disp}, written for their account team and our operations leads.",
+    "A look back at {disp}'s quarter. The incident list links to the tickets; details live there.",
+]
+REVIEW_NOTES = [
+    "Volumes grew steadily; Monday batches remain the largest of the week by a wide margin.",
+    "Most of the quarter was quiet. The incidents below account for almost all of the operations time spent on this tenant.",
+    "The tenant's finance team asked for earlier statements; that request is tracked separately.",
+    "Payout timeliness stayed within the contract on all but a handful of days.",
+    "Two promotions drove short spikes in refunds, which the reserve absorbed without intervention.",
+    "We met the tenant's operations team twice; both meetings were constructive.",
+    "Their move towards more bank transfers and fewer card payments continued.",
+]
+
+
+def quarterly_reviews(w: World, incidents: list[Incident]) -> list[Doc]:
+    """One review per tenant and quarter, listing that tenant's incidents (keys, dates, symptoms)."""
+    rng = w.rng
+    out = []
+    quarters = [(2025, 2), (2025, 3), (2025, 4), (2026, 1), (2026, 2), (2026, 3)]
+    for tname in pools.TENANTS:
+        t = w.tenants[tname]
+        for year, q in quarters:
+            first = dt.date(year, 3 * q - 2, 1)
+            nxt = dt.date(year + (q == 4), 1 if q == 4 else 3 * q + 1, 1)
+            mine = [i for i in incidents if i.tenant is t and first <= i.opened.date() < nxt]
+            pub = nxt + dt.timedelta(days=rng.randrange(5, 25))
+            d = Doc(
+                f"wiki-{tname}-review-{year}-q{q}",
+                f"{t.display} service review, Q{q} {year}",
+                "wiki",
+                "operations",
+                tname,
+                pub,
+                entities=[tname],
+                links=[i.key.lower() for i in mine],
+                extra={"author": w.person("operations")},
+            )
+            b = Body().h(1, d.title)
+            b.p(pick(rng, REVIEW_OPENERS).format(disp=t.display))
+            b.h(2, "Volumes")
+            rows = []
+            for m in range(3):
+                month = dt.date(year, 3 * q - 2 + m, 1)
+                rows.append(
+                    [
+                        month.strftime("%B"),
+                        f"{rng.randrange(80, 900) * 1000:,}",
+                        f"{rng.randrange(1, 40) * 100:,}",
+                        f"{rng.randrange(9950, 10000) / 100:.2f}%",
+                    ]
+                )
+            b.table(["Month", "Card captures", "Bank transfers", "On-time payouts"], rows)
+            b.p(" ".join(rng.sample(REVIEW_NOTES, rng.randrange(2, 5))))
+            b.h(2, "Incidents")
+            if mine:
+                b.table(
+                    ["Ticket", "Opened", "What the tenant saw", "Severity"],
+                    [
+                        [
+                            i.key,
+                            i.opened.date().isoformat(),
+                            pools.SYMPTOMS[i.symptom][2],
+                            pick(rng, ["minor", "moderate", "major"]),
+                        ]
+                        for i in mine
+                    ],
+                )
+                b.p(
+                    pick(
+                        rng,
+                        [
+                            "Each ticket holds the investigation and the fix; this page does not repeat them.",
+                            "Follow the ticket links for the details of each incident.",
+                            "Where a postmortem exists it is linked from the ticket.",
+                        ],
+                    )
+                )
+            else:
+                b.p("No incidents this quarter.")
+            b.h(2, "Changes we made")
+            b.ul(
+                rng.sample(
+                    [
+                        "moved the tenant's statements to the new renderer",
+                        "added the tenant to the early-warning dashboard",
+                        "reviewed the tenant's alert thresholds",
+                        "tidied up the tenant's merchant mapping",
+                        "rotated the tenant's SFTP credentials on schedule",
+                        "added a second on-call contact on the tenant side",
+                    ],
+                    3,
+                )
+            )
+            b.h(2, "Next quarter")
+            b.p(" ".join(rng.sample(prose.LESSONS + prose.CONTRIBUTING, 3)))
+            d.body = b.text()
+            out.append(d)
+    return out
+
+
+def platform_overview(w: World) -> Doc:
+    """A long global architecture note: every service in turn."""
+    rng = w.rng
+    d = Doc(
+        "arch-platform-overview",
+        "Settlement platform overview",
+        "architecture",
+        "engineering",
+        "global",
+        dt.date(2025, 11, 3),
+        entities=sorted(pools.SYSTEMS),
+        extra={"author": w.person("engineering")},
+    )
+    b = Body().h(1, d.title)
+    b.p(
+        "This is the map. Each service has its own architecture note; this page explains how they "
+        "fit together for one business day, from the first capture to the last statement, and "
+        "what changes with settlement platform v3."
+    )
+    b.h(2, "A business day")
+    b.ol(
+        [
+            "batch-scheduler opens the day per tenant and currency.",
+            "file-ingest and acquirer-bridge pull acquirer and bank files through the morning.",
+            "card-settler computes scheme settlement and fees; fx-rates supplies conversion rates.",
+            "At each cutoff the batch closes and ledger-core posts it.",
+            "payout-service splits the net position into merchant payouts; reserve-keeper holds "
+            "the rolling reserve back.",
+            "sepa-connector and clearing-gateway send the money and the files.",
+            "recon-engine matches the bank statements against the ledger once they arrive.",
+            "notify-hub renders statements for each tenant.",
+        ]
+    )
+    for system, what in pools.SYSTEMS.items():
+        b.h(2, system)
+        b.p(f"{system} {what}. " + " ".join(rng.sample(prose.EXPLAIN, 2)))
+        b.ul(
+            [
+                f"`{f}`: "
+                + pick(rng, ["per batch", "per merchant", "per file", "on retry", "nightly"])
+                for f in pools.FUNCTIONS[system]
+            ]
+        )
+        b.h(3, f"{system}: what goes wrong")
+        b.p(
+            "Typical failures: "
+            + "; ".join(pools.CAUSES[c][0] for c in rng.sample(range(len(pools.CAUSES)), 2))
+            + ". "
+            + " ".join(rng.sample(prose.CONTRIBUTING, 2))
+        )
+    b.h(2, "What settlement platform v3 changes")
+    b.p(
+        "Version 3 posts each batch to the ledger in slices rather than in one transaction. A slow "
+        "slice no longer blocks the whole batch, and a failed slice can be replayed alone. The "
+        "price is a longer posting time for very large batches, which is why the settlement "
+        "policy gives migrated tenants an earlier EUR close. Tenants move one at a time; the "
+        "deployment system records each cutover."
+    )
+    b.h(2, "Glossary").p("See the glossary page for the words people use for each step.")
+    d.body = b.text()
+    return d
