@@ -455,3 +455,17 @@ def test_story_reconciliation_failure(corpus: Corpus, cases: list[EvidenceCase])
     assert len(others) >= 2 and "acme" not in others
     for r in case.reject:
         assert "reconciliation" in corpus.full_text(r.doc_id).lower(), r.doc_id
+
+
+def test_unanswerable_cases_are_rich_in_near_evidence(
+    corpus: Corpus, cases: list[EvidenceCase]
+) -> None:
+    """Neighbouring facts exist (in scope, or just out of it); only the decisive one is missing."""
+    bare = []
+    for c in cases:
+        if c.answerable:
+            continue
+        near = [r for r in c.reject if r.doc_id in corpus.docs]
+        if not near:
+            bare.append(c.id)
+    assert not bare, f"unanswerable cases without near-evidence: {bare}"
