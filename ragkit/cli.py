@@ -204,7 +204,8 @@ def beir_cmd(
     = False,
 ) -> None:
     """Evaluate BM25, dense, RRF and RRF + rerank on a BEIR-format folder."""
-    from ragkit.beir import evaluate_beir, format_table, load_beir
+    from ragkit.beir import load_beir
+    from ragkit.compare import evaluate_beir, format_table
 
     try:
         data = load_beir(folder, split=split)
