@@ -25,7 +25,7 @@ from __future__ import annotations
 import hashlib
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +73,7 @@ def _embed_corpus(ids: list[str], texts: list[str], embedder: Any, cache_dir: Pa
 def evaluate_beir(data: BeirData, *, candidates: int = 100, rerank_depth: int = 30,
                   max_queries: int | None = None, cache_dir: str | Path | None = None,
                   embedder: Any = None, reranker: Any = None, rrf_k: float = 60,
+                  extra_weights: Sequence[tuple[float, float]] = (),
                   progress: bool = True, log: Callable[[str], None] = lambda _m: None
                   ) -> dict[str, dict[str, float]]:
     """Run the five methods on every judged query; return ``{method: {metric: value}}``.
@@ -85,6 +86,8 @@ def evaluate_beir(data: BeirData, *, candidates: int = 100, rerank_depth: int = 
         cache_dir: folder for cached corpus embeddings (``None``: no cache).
         embedder, reranker: defaults are the bundled models.
         rrf_k: RRF rank offset.
+        extra_weights: more ``(first_stage, reranker)`` weightings of ``rerank_rrf`` to report,
+            each as a method named ``rerank_rrf_w{a}:{b}`` (the reranker runs once per query).
     """
     from ragkit.dense import DenseRetriever
     from ragkit.lexical import BM25Retriever
@@ -102,7 +105,9 @@ def evaluate_beir(data: BeirData, *, candidates: int = 100, rerank_depth: int = 
     qids = sorted(q for q in data.queries if data.qrels.get(q))
     if max_queries:
         qids = qids[:max_queries]
-    runs: dict[str, dict[str, dict[str, float]]] = {m: {} for m in METHODS}
+    variants = {f"rerank_rrf_w{a:g}:{b:g}": (a, b) for a, b in extra_weights}
+    methods = (*METHODS, *variants)
+    runs: dict[str, dict[str, dict[str, float]]] = {m: {} for m in methods}
     ms: dict[str, list[float]] = {m: [] for m in ("bm25", "dense", "fuse", "rerank")}
     iterator: Any = qids
     if progress:
@@ -131,16 +136,20 @@ def evaluate_beir(data: BeirData, *, candidates: int = 100, rerank_depth: int = 
         for name, ranking in (("bm25", lex), ("dense", den), ("rrf", fused),
                               ("rerank", _concat(by_ce, tail)), ("rerank_rrf", _concat(by_rrf, tail))):
             runs[name][qid] = _as_run(ranking, doc_ids)
+        for name, weights in variants.items():
+            head_w = combine(head, scores, mode="rrf", k=rrf_k, weights=weights) if depth else head
+            runs[name][qid] = _as_run(_concat(head_w, tail), doc_ids)
     qrels = {q: data.qrels[q] for q in qids}
     report: dict[str, dict[str, float]] = {}
     p50 = {k: statistics.median(v) if v else 0.0 for k, v in ms.items()}
     latency = {"bm25": p50["bm25"], "dense": p50["dense"],
                "rrf": p50["bm25"] + p50["dense"] + p50["fuse"]}
-    latency["rerank"] = latency["rerank_rrf"] = latency["rrf"] + p50["rerank"]
-    for name in METHODS:
+    for name in ("rerank", "rerank_rrf", *variants):
+        latency[name] = latency["rrf"] + p50["rerank"]
+    for name in methods:
         scores_ = evaluate(runs[name], qrels, METRICS)
         report[name] = {**scores_, "ms_p50": round(latency[name], 2)}
-    for name in ("rerank", "rerank_rrf"):
+    for name in ("rerank", "rerank_rrf", *variants):
         report[name]["ndcg@10_gain"] = report[name]["ndcg@10"] - report["rrf"]["ndcg@10"]
     report["rrf"]["queries"] = float(len(qids))
     return report
@@ -160,7 +169,7 @@ def format_table(report: dict[str, dict[str, float]], *, default: str = "rerank_
     """A plain-text table of ``report`` with the reranker's gain; marks the funnel's default."""
     cols = [*METRICS, "ms_p50"]
     lines = [f"{'method':<14}" + "".join(f"{c:>12}" for c in cols) + f"{'gain@10':>10}"]
-    for name in METHODS:
+    for name in report:
         row = report[name]
         gain = row.get("ndcg@10_gain")
         label = name + (" *" if name == default else "")

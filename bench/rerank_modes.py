@@ -1,0 +1,75 @@
+"""Choose how the cross-encoder meets the first stage: measure every mode on several BEIR sets.
+
+Builds the BEIR-format sets of ``bench/build_beir_sets.py`` (standard-library docstrings;
+the course corpus at document level, all cases and two hard tags) and runs
+``ragkit.compare.evaluate_beir`` on each: BM25, dense, RRF, RRF top-30 reordered by the
+cross-encoder alone, and RRF of first-stage and cross-encoder ranks at three weightings.
+Writes ``bench/results/rerank_modes.md``.
+
+Usage: python bench/rerank_modes.py [--max-queries 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from ragkit.beir import load_beir  # noqa: E402
+from ragkit.compare import evaluate_beir, format_table  # noqa: E402
+
+SETS = ("pydoc", "ops-all", "ops-vocabulary_mismatch", "ops-multi_hop")
+WEIGHTS = ((1.0, 2.0), (2.0, 1.0))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--max-queries", type=int, default=200)
+    parser.add_argument("--sets", nargs="*", default=list(SETS))
+    args = parser.parse_args()
+    base = ROOT / ".ragkit-cache" / "beir-sets"
+    subprocess.run([sys.executable, str(ROOT / "bench" / "build_beir_sets.py"), "--out", str(base)],
+                   check=True)
+    sections = []
+    summary = []
+    for name in args.sets:
+        t = time.perf_counter()
+        data = load_beir(base / name)
+        report = evaluate_beir(data, candidates=100, rerank_depth=30, max_queries=args.max_queries,
+                               cache_dir=ROOT / ".ragkit-cache" / "beir", extra_weights=WEIGHTS,
+                               progress=False, log=lambda m: print(m, file=sys.stderr))
+        took = time.perf_counter() - t
+        sections.append(f"### {name} ({len(data.corpus)} documents)\n\n```\n{format_table(report)}\n```\n"
+                        f"({took:.0f}s)\n")
+        summary.append((name, {m: r["ndcg@10"] for m, r in report.items()}))
+        print(sections[-1], flush=True)
+    methods = list(summary[0][1])
+    table = ["| set | " + " | ".join(methods) + " |", "|---|" + "---|" * len(methods)]
+    for name, row in summary:
+        best = max(row.values())
+        table.append(f"| {name} | " + " | ".join(
+            (f"**{row[m]:.4f}**" if row[m] == best else f"{row[m]:.4f}") for m in methods) + " |")
+    mean = {m: sum(r[m] for _, r in summary) / len(summary) for m in methods}
+    table.append("| mean | " + " | ".join(f"{mean[m]:.4f}" for m in methods) + " |")
+    cmd = "python bench/rerank_modes.py" + (f" --max-queries {args.max_queries}")
+    text = ("# How the reranker meets the first stage\n\n"
+            "nDCG@10 per set (bold: best on that set). `rerank` = RRF top-30 reordered by the "
+            "cross-encoder alone; `rerank_rrf` = RRF of the first-stage rank and the cross-encoder "
+            "rank (weights 1:1; `_wA:B` other weightings, first stage : reranker).\n\n"
+            + "\n".join(table) + "\n\n## Per set\n\n" + "\n".join(sections)
+            + f"\nProduced by `{cmd}` on {dt.date.today().isoformat()} (2-core shared machine; "
+            "latencies are medians per query and noisy).\n")
+    out = ROOT / "bench" / "results" / "rerank_modes.md"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
