@@ -17,7 +17,6 @@ import argparse
 import importlib
 import inspect
 import json
-import pkgutil
 import re
 import sys
 import warnings
@@ -56,7 +55,8 @@ def _docstrings():
                             if not m.startswith("_") and callable(o)]
             for qual, member in members:
                 doc = inspect.getdoc(member)
-                if not doc or id(member) in seen or (getattr(member, "__module__", "") or "") != module.__name__:
+                owner = getattr(member, "__module__", "") or ""
+                if not doc or id(member) in seen or owner != module.__name__:
                     continue
                 seen.add(id(member))
                 yield f"{name}.{qual}", doc
@@ -65,7 +65,7 @@ def _docstrings():
 def build_pydoc(out: Path, limit: int = 3000) -> int:
     corpus, queries, qrels = [], [], []
     summaries = set()
-    for key, doc in _docstrings():
+    for _key, doc in _docstrings():
         parts = doc.strip().split("\n\n", 1)
         if len(parts) < 2:
             continue

@@ -44,7 +44,7 @@ METRICS = ("ndcg@10", "mrr@10", "recall@50", "recall@100")
 
 def _corpus_key(ids: list[str], texts: list[str], embedder: Any) -> str:
     h = hashlib.sha1(f"{embedder.name}|{embedder.version}|".encode())
-    for i, t in zip(ids, texts):
+    for i, t in zip(ids, texts, strict=True):
         h.update(i.encode() + b"\0" + t.encode() + b"\1")
     return h.hexdigest()[:16]
 

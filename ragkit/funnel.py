@@ -212,8 +212,8 @@ class Funnel:
         if depth:
             passages = [idx.rows[r].contextual_text() for r in head.ids]
             out = rerank(query, passages, self.reranker)
-            rerank_scores = {r: float(x) for r, x in zip(head.ids, out.scores)}
-            rerank_ranks = dict(zip(head.ids, out.ranks))
+            rerank_scores = {r: float(x) for r, x in zip(head.ids, out.scores, strict=True)}
+            rerank_ranks = dict(zip(head.ids, out.ranks, strict=True))
             trace.tokens["reranker_units"] = int(sum(out.token_units))
             head = combine(head, out.scores, mode=s.rerank_mode, k=s.rrf_k)
         else:
@@ -239,7 +239,7 @@ class Funnel:
         hits: list[Hit] = []
         rows = final.ids[: s.deliver]
         chunk_tokens = count_tokens_batch([idx.rows[r].text for r in rows])
-        for rank, (row, score) in enumerate(zip(rows, final.scores[: s.deliver]), start=1):
+        for rank, (row, score) in enumerate(zip(rows, final.scores[: s.deliver], strict=True), start=1):
             chunk = idx.rows[row]
             env = idx.envelope(row)
             scope.require(env)  # every read re-checks scope, not just retrieval
@@ -271,7 +271,7 @@ class Funnel:
                     filters: Filters) -> list[CandidateTrace]:
         idx = self.index
         lex, den, fus, fin = (rank_positions(x) for x in (lexical, dense, fused, final))
-        fused_scores = dict(zip(fused.ids, fused.scores))
+        fused_scores = dict(zip(fused.ids, fused.scores, strict=True))
         by_row = {h.row: h for h in hits}
         moment = filters.valid_at or dt.datetime.now(dt.timezone.utc)
         out = []

@@ -343,12 +343,14 @@ class Chunk:
     def __post_init__(self) -> None:
         if not 0 <= self.start <= self.end:
             raise ValidationError(
-                f"chunk {self.chunk_id!r} has span [{self.start}, {self.end}); expected 0 <= start <= end",
+                f"chunk {self.chunk_id!r} has span [{self.start}, {self.end}); "
+                "expected 0 <= start <= end",
                 field="start",
             )
         if self.end - self.start != len(self.text):
             raise ValidationError(
-                f"chunk {self.chunk_id!r} span length {self.end - self.start} != text length {len(self.text)}",
+                f"chunk {self.chunk_id!r} span length {self.end - self.start} != "
+                f"text length {len(self.text)}",
                 field="end",
             )
 

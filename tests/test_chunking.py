@@ -93,7 +93,7 @@ def test_sentence_chunks_overlap():
     text = " ".join(f"This is sentence {i}." for i in range(30))
     chunks = sentence_chunks(doc(text), max_tokens=20, overlap=1)
     assert len(chunks) > 3
-    for a, b in zip(chunks, chunks[1:]):
+    for a, b in zip(chunks, chunks[1:], strict=False):
         last_sentence = a.text.split(". ")[-1]
         assert b.text.startswith(last_sentence.rstrip("."))
 

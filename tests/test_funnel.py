@@ -3,8 +3,8 @@ from __future__ import annotations
 import pytest
 
 from ragkit.errors import ScopeError, ValidationError
-from ragkit.fusion import Ranking
 from ragkit.funnel import Funnel, FunnelSettings
+from ragkit.fusion import Ranking
 from ragkit.rerank import combine
 from ragkit.scope import Filters, Scope
 
@@ -57,7 +57,8 @@ def test_no_out_of_scope_row_at_any_width(fixture_index):
     funnel = Funnel(fixture_index)
     caller = Scope("acme", ["ops"])
     for width in (1, 3, 50):
-        result = funnel.search("acme settlement cutoff", scope=caller, candidates=width, deliver=min(width, 4))
+        result = funnel.search("acme settlement cutoff", scope=caller, candidates=width,
+                               deliver=min(width, 4))
         frame = result.to_frame()
         assert set(frame.tenant) <= {"acme", "global"}
         globex = Scope("globex")
