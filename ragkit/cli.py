@@ -126,9 +126,11 @@ def print_result(result: Any, *, show_trace: bool = True, width: int = 12) -> No
     for col in ("chunk", "bm25", "dense", "rrf", "rerank", "final", "delivered"):
         table.add_column(col, justify="left" if col == "chunk" else "right")
     frame = trace.to_frame().head(width)
+
+    def cell(v: Any) -> str:
+        return "-" if v is None or str(v) == "<NA>" else str(v)
+
     for _, row in frame.iterrows():
-        def cell(v: Any) -> str:
-            return "-" if v is None or (hasattr(v, "__class__") and str(v) == "<NA>") else str(v)
         table.add_row(row.chunk_id, cell(row.lexical_rank), cell(row.dense_rank), cell(row.fused_rank),
                       cell(row.rerank_rank), cell(row.final_rank), "yes" if row.delivered else "")
     console.print(table)
