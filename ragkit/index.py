@@ -263,10 +263,10 @@ class Index:
         for d in changed:
             fps[d.doc_id] = _doc_fingerprint(d)
             self.manifest.setdefault("indexed_at", {})[d.doc_id] = now
-        for d in report.deleted:
-            fps.pop(d, None)
-            self.manifest.setdefault("indexed_at", {}).pop(d, None)
-            self.manifest.setdefault("tombstones", []).append({"doc_id": d, "deleted_at": now})
+        for doc_id in report.deleted:
+            fps.pop(doc_id, None)
+            self.manifest.setdefault("indexed_at", {}).pop(doc_id, None)
+            self.manifest.setdefault("tombstones", []).append({"doc_id": doc_id, "deleted_at": now})
         self.manifest["updated_at"] = now
         self._reindex()
         return report
