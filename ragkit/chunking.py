@@ -21,9 +21,10 @@ Example:
     >>> doc = Document(Envelope("runbook-v2", title="Settlement runbook"),
     ...                "# Settlement runbook\\n\\n## EUR cutoff\\n\\nEUR batches close at 16:00.\\n")
     >>> chunks = structure_chunks(doc)
-    >>> [(c.chunk_id, c.kind) for c in chunks]
-    [('runbook-v2#settlement-runbook', 'section'), ('runbook-v2#settlement-runbook~0', 'chunk'), \
-('runbook-v2#eur-cutoff', 'section'), ('runbook-v2#eur-cutoff~0', 'chunk')]
+    >>> [(c.chunk_id, c.kind) for c in chunks]  # the bare title heading holds no text of its own
+    [('runbook-v2#eur-cutoff', 'section'), ('runbook-v2#eur-cutoff~0', 'chunk')]
+    >>> chunks[-1].section_path
+    ('Settlement runbook', 'EUR cutoff')
     >>> chunks[-1].text
     '## EUR cutoff\\n\\nEUR batches close at 16:00.'
 """

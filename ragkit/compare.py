@@ -11,7 +11,8 @@ candidates, and scores them with :mod:`ragkit.metrics`:
 ``rerank``      the first ``rerank_depth`` RRF candidates reordered by the
                 cross-encoder alone (the rest keep their RRF order)
 ``rerank_rrf``  the same head ordered by RRF of the first-stage rank and
-                the cross-encoder rank (the funnel's default, ``rerank_mode="rrf"``)
+                the cross-encoder rank, weighted 1:2 (the funnel's default,
+                ``rerank_mode="rrf"``, :data:`ragkit.rerank.DEFAULT_RRF_WEIGHTS`)
 ==============  ==========================================================
 
 Each method reports nDCG@10, MRR@10, recall@50 and recall@100, plus its median

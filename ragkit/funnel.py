@@ -46,6 +46,9 @@ FUNNEL_PARAMS: Mapping[str, Param] = {
     "rrf_k": Param("rrf_k", 60, 0, None, "RRF rank offset for fusing BM25 and dense"),
     "lexical_weight": Param("lexical_weight", 1.0, 0, None, "RRF weight of the BM25 list"),
     "dense_weight": Param("dense_weight", 1.0, 0, None, "RRF weight of the dense list"),
+    "rerank_weight": Param("rerank_weight", 2.0, 0, None,
+                           "weight of the reranker's ranks against the fused ranks (weight 1) "
+                           "when rerank_mode='rrf'"),
     "section_budget": Param("section_budget", 800, 0, 100_000,
                             "token ceiling of one expanded parent section"),
     "total_budget": Param("total_budget", 3000, 0, 1_000_000,
@@ -57,8 +60,9 @@ FUNNEL_PARAMS: Mapping[str, Param] = {
 class FunnelSettings:
     """Widths, budgets and modes of the funnel (see :data:`FUNNEL_PARAMS` for ranges).
 
-    ``rerank_mode`` is ``"rrf"`` (fuse reranker and first-stage ranks; the default, chosen
-    by measurement), ``"rerank"`` (reranker order alone) or ``"none"``. ``retrievers`` may
+    ``rerank_mode`` is ``"rrf"`` (fuse reranker and first-stage ranks, the reranker weighted
+    ``rerank_weight`` = 2 against 1; the default, chosen by measurement in
+    ``bench/results/rerank_modes.md``), ``"rerank"`` (reranker order alone) or ``"none"``. ``retrievers`` may
     drop one of ``("lexical", "dense")`` for ablations. ``expand=False`` delivers chunks only.
     """
 
@@ -68,6 +72,7 @@ class FunnelSettings:
     rrf_k: float = 60
     lexical_weight: float = 1.0
     dense_weight: float = 1.0
+    rerank_weight: float = 2.0
     section_budget: int = 800
     total_budget: int = 3000
     rerank_mode: str = "rrf"
@@ -215,7 +220,8 @@ class Funnel:
             rerank_scores = {r: float(x) for r, x in zip(head.ids, out.scores, strict=True)}
             rerank_ranks = dict(zip(head.ids, out.ranks, strict=True))
             trace.tokens["reranker_units"] = int(sum(out.token_units))
-            head = combine(head, out.scores, mode=s.rerank_mode, k=s.rrf_k)
+            head = combine(head, out.scores, mode=s.rerank_mode, k=s.rrf_k,
+                           weights=(1.0, s.rerank_weight))
         else:
             trace.tokens["reranker_units"] = 0
         trace.timings_ms["rerank"] = (clock() - t) * 1000
