@@ -18,7 +18,6 @@ import argparse
 import datetime as dt
 import sys
 import time
-from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -26,42 +25,17 @@ sys.path.insert(0, str(ROOT))
 
 from ragkit.cases import load_cases  # noqa: E402
 from ragkit.course import course_index  # noqa: E402
-from ragkit.fusion import rrf  # noqa: E402
-from ragkit.scope import Filters, Scope  # noqa: E402
-
-METHODS = ("bm25", "dense", "rrf")
+from ragkit.evaluation import RETRIEVERS, candidate_recall  # noqa: E402
 
 
-def measure(width: int = 50) -> tuple[dict, int]:
-    index = course_index()
-    cases = [c for c in load_cases(ROOT / "datasets" / "opscorpus" / "cases.jsonl") if c.answerable]
-    found: dict[str, dict[str, list[tuple[bool, float]]]] = {m: defaultdict(list) for m in METHODS}
-    for case in cases:
-        scope = Scope(case.caller.tenant, case.caller.groups)
-        filters = Filters(published_before=case.as_of + dt.timedelta(seconds=1))
-        mask = index.mask(scope, filters)
-        lex = index.search_lexical(case.task, width, mask)
-        den = index.search_dense(case.task, width, mask)
-        runs = {"bm25": lex, "dense": den, "rrf": rrf([lex, den]).top(width)}
-        need = {(e.doc_id, e.anchor) for e in case.evidence}
-        for method, ranking in runs.items():
-            got = {(index.rows[r].doc_id, index.rows[r].anchor) for r in ranking.ids}
-            share = len(need & got) / len(need)
-            for tag in ("all", *case.tags):
-                found[method][tag].append((share == 1.0, share))
-    return found, len(cases)
-
-
-def table(found: dict, width: int) -> str:
-    tags = sorted(found["rrf"], key=lambda t: (t != "all", t))
-    head = "| category | cases | " + " | ".join(f"{m} set / item" for m in METHODS) + " |"
-    lines = [head, "|" + "---|" * (2 + len(METHODS))]
+def table(result) -> str:
+    tags = sorted(result.index.get_level_values("tag").unique(), key=lambda t: (t != "all", t))
+    head = "| category | cases | " + " | ".join(f"{m} set / item" for m in RETRIEVERS) + " |"
+    lines = [head, "|" + "---|" * (2 + len(RETRIEVERS))]
     for tag in tags:
-        n = len(found["rrf"][tag])
-        cells = []
-        for m in METHODS:
-            rows = found[m][tag]
-            cells.append(f"{sum(r[0] for r in rows) / n:.3f} / {sum(r[1] for r in rows) / n:.3f}")
+        n = int(result.loc[(tag, "rrf"), "cases"])
+        cells = [f"{result.loc[(tag, m), 'set_recall']:.3f} / {result.loc[(tag, m), 'item_recall']:.3f}"
+                 for m in RETRIEVERS]
         lines.append(f"| {tag} | {n} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -72,8 +46,10 @@ def main() -> None:
     parser.add_argument("--card", action="store_true", help="also write the table into datasets/README.md")
     args = parser.parse_args()
     t = time.perf_counter()
-    found, n = measure(args.width)
-    body = table(found, args.width)
+    cases = load_cases(ROOT / "datasets" / "opscorpus" / "cases.jsonl")
+    result = candidate_recall(course_index(), cases, width=args.width)
+    n = int(result.loc[("all", "rrf"), "cases"])
+    body = table(result)
     cmd = "python bench/corpus_recall.py" + (" --card" if args.card else "")
     text = (f"Candidate recall@{args.width} on {n} answerable cases (searched as each case's caller, "
             f"documents published by its as_of). Cells: evidence-set recall (whole minimum evidence "
