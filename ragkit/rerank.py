@@ -71,7 +71,7 @@ class RerankOutput:
 
 
 def rerank(query: str, passages: Sequence[str], reranker: Any = None, *,
-           batch_size: int = 32) -> RerankOutput:
+           batch_size: int | None = None) -> RerankOutput:
     """Score each passage against ``query`` with the cross-encoder (default: the bundled one)."""
     if reranker is None:
         from ragkit.models import get_reranker

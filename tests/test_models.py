@@ -49,3 +49,13 @@ def test_bundled_reranker_scores_relevance():
     assert s.shape == (2,) and s[0] > s[1] + 5
     units = rr.count_pair_tokens("a query", ["short", "word " * 1000])
     assert units[0] < 10 and units[1] == rr.max_length
+
+
+@pytest.mark.slow
+def test_reranker_scores_do_not_depend_on_the_other_candidates():
+    rr = models.get_reranker()
+    q = "when does the EUR batch close?"
+    target = "EUR batches close at 15:00 for migrated tenants."
+    alone = rr.score(q, [target])[0]
+    crowded = rr.score(q, ["word " * 200, target, "The canteen serves soup on Fridays."])[1]
+    assert alone == crowded
