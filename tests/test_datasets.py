@@ -15,23 +15,15 @@ from pathlib import Path
 
 import pytest
 
-from ragkit.cases import AUTHORITY_RANK, REJECT_REASONS, EvidenceCase, load_cases, normalise_value
+from ragkit.cases import _MONTHS, AUTHORITY_RANK, REJECT_REASONS, EvidenceCase, load_cases, normalise_value
 from ragkit.chunking import sections
 from ragkit.loaders import load_corpus
 from ragkit.records import GLOBAL_TENANT, Document
+from ragkit.records import SOURCE_TYPES as RECORD_SOURCE_TYPES
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "datasets" / "opscorpus"
-SOURCE_TYPES = {
-    "runbook",
-    "policy",
-    "postmortem",
-    "ticket",
-    "ticket_comment",
-    "rollout",
-    "architecture",
-    "wiki",
-}
+SOURCE_TYPES = set(RECORD_SOURCE_TYPES) - {"text"}
 DECOY_OF_REASON = {
     "lexical_decoy": "lexical_decoy",
     "semantic_decoy": "semantic_decoy",
@@ -42,20 +34,7 @@ DECOY_OF_REASON = {
     "condition_met": "conditional_exception",
     "exception_applies": "conditional_exception",
 }
-MONTHS = {
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-}
+MONTHS = set(_MONTHS)
 
 
 def _ws(text: str) -> str:
