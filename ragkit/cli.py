@@ -17,17 +17,16 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
+from ragkit.build import DEFAULT_CACHE, build_or_update, default_index_path
+from ragkit.display import hit_json, json_default, print_result
 from ragkit.errors import RagkitError
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="ragkit: agentic retrieval, stage by stage (offline by default).")
-
-DEFAULT_CACHE = Path(".ragkit-cache")
-
 
 def _fail(exc: Exception, code: int = 2) -> None:
     typer.echo(f"error: {exc}", err=True)
@@ -36,49 +35,6 @@ def _fail(exc: Exception, code: int = 2) -> None:
 
 def _err(message: str) -> None:
     typer.echo(message, err=True)
-
-
-def default_index_path(folder: Path) -> Path:
-    """Where ``ragkit index DIR`` writes when ``--out`` is not given: ``.ragkit-cache/<name>``."""
-    name = folder.resolve().name or "index"
-    return DEFAULT_CACHE / f"index-{name}"
-
-
-def build_or_update(folder: Path, out: Path, *, rebuild: bool = False, strict: bool = False,
-                    chunker: str = "structure", max_tokens: int = 200, progress: bool = True,
-                    log: Any = _err) -> Any:
-    """Load ``folder``; create the index at ``out`` or bring the existing one up to date.
-
-    Unchanged documents are never re-encoded. Returns the :class:`~ragkit.index.Index`.
-    """
-    import time
-
-    from ragkit.chunking import ChunkerSettings
-    from ragkit.index import Index, IndexSettings
-    from ragkit.loaders import load_corpus
-
-    t0 = time.perf_counter()
-    docs, report = load_corpus(folder, strict=strict, progress=progress)
-    log(str(report) if not report.ok else
-        f"loaded {report.documents} documents from {report.files_read} files in {folder}")
-    settings = IndexSettings(chunker=ChunkerSettings(method=chunker, max_tokens=max_tokens))
-    if (out / "manifest.json").exists() and not rebuild:
-        index = Index.load(out)
-        if index.settings.chunker != settings.chunker:
-            log(f"chunker settings changed ({index.settings.chunker} -> {settings.chunker}): rebuilding")
-            index = Index.build(docs, settings, progress=progress)
-        else:
-            change = index.sync(docs, progress=progress)
-            log(f"updated {out}: {change}")
-            if not (change.added or change.updated or change.deleted):
-                return index
-    else:
-        index = Index.build(docs, settings, progress=progress)
-    index.save(out)
-    stats = index.stats()
-    log(f"indexed {stats['documents']} documents -> {stats['rows']} chunks ({stats['sections']} sections) "
-        f"at {out} in {time.perf_counter() - t0:.1f}s")
-    return index
 
 
 @app.command("index")
@@ -99,50 +55,6 @@ def index_cmd(
     except RagkitError as exc:
         _fail(exc)
     typer.echo(str(target))
-
-
-def print_result(result: Any, *, show_trace: bool = True, width: int = 12) -> None:
-    """Print delivered hits with citations and a per-stage rank table (rich)."""
-    from rich.console import Console
-    from rich.table import Table
-
-    console = Console(width=160)
-    trace = result.trace
-    console.print(f"[bold]query[/bold] {result.query!r}  [dim]scope: {trace.scope}; filters: "
-                  f"{trace.filters}; {trace.rows_in_scope}/{trace.rows_total} chunks in scope[/dim]")
-    if not result.hits:
-        console.print("  no results: nothing in scope matched; widen the filters or rephrase")
-        return
-    for h in result.hits:
-        env = h.envelope
-        date = (env.effective_from or env.published_at)
-        console.print(f"  [{h.rank}] [cyan]{h.citation}[/cyan]  {env.source_type}, tenant={env.tenant}, "
-                      f"v{env.version}, {date.date() if date else 'undated'}, validity={h.validity}")
-        snippet = " ".join(h.text.split())[:220]
-        console.print(f"      {snippet}", markup=False)
-    if not show_trace:
-        return
-    table = Table(title="funnel trace (ranks per stage; - = not in that list)", title_justify="left")
-    for col in ("chunk", "bm25", "dense", "rrf", "rerank", "final", "delivered"):
-        table.add_column(col, justify="left" if col == "chunk" else "right")
-    frame = trace.to_frame().head(width)
-
-    def cell(v: Any) -> str:
-        return "-" if v is None or str(v) == "<NA>" else str(v)
-
-    for _, row in frame.iterrows():
-        table.add_row(row.chunk_id, cell(row.lexical_rank), cell(row.dense_rank), cell(row.fused_rank),
-                      cell(row.rerank_rank), cell(row.final_rank), "yes" if row.delivered else "")
-    console.print(table)
-    ms = ", ".join(f"{k} {v:.0f} ms" for k, v in trace.timings_ms.items())
-    console.print(f"  [dim]timings: {ms}; tokens: {trace.tokens}[/dim]")
-
-
-def _hit_json(h: Any) -> dict[str, Any]:
-    return {"rank": h.rank, "citation": h.citation, "chunk_id": h.chunk_id, "doc_id": h.doc_id,
-            "score": h.score, "text": h.text, "section_id": h.section_id, "section_text": h.section_text,
-            "truncated": h.truncated, "tokens": h.tokens, "validity": h.validity,
-            "envelope": h.envelope.to_mapping()}
 
 
 @app.command("search")
@@ -172,26 +84,13 @@ def search_cmd(
     except RagkitError as exc:
         _fail(exc)
     if as_json:
-        payload = {"query": query, "hits": [_hit_json(h) for h in result.hits],
+        payload = {"query": query, "hits": [hit_json(h) for h in result.hits],
                    "trace": {"timings_ms": result.trace.timings_ms, "tokens": result.trace.tokens,
                              "rows_in_scope": result.trace.rows_in_scope,
                              "candidates": result.trace.to_frame().to_dict(orient="records")}}
-        sys.stdout.write(json.dumps(payload, default=_json_default) + "\n")
+        sys.stdout.write(json.dumps(payload, default=json_default) + "\n")
     else:
         print_result(result)
-
-
-def _json_default(value: Any) -> Any:
-    try:
-        import pandas as pd
-
-        if value is pd.NA:
-            return None
-    except ImportError:  # pragma: no cover
-        pass
-    if hasattr(value, "item"):
-        return value.item()
-    return str(value)
 
 
 @app.command("beir")
@@ -217,7 +116,7 @@ def beir_cmd(
     except RagkitError as exc:
         _fail(exc)
     if as_json:
-        sys.stdout.write(json.dumps(report, default=_json_default) + "\n")
+        sys.stdout.write(json.dumps(report, default=json_default) + "\n")
     else:
         typer.echo(format_table(report))
 

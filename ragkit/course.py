@@ -47,7 +47,7 @@ def course_documents() -> tuple[Any, Any]:
 @lru_cache(maxsize=2)
 def course_index(progress: bool = True) -> Any:
     """The course corpus index: built on first use, then reopened from the cache."""
-    from ragkit.cli import build_or_update
+    from ragkit.build import build_or_update
 
     return build_or_update(course_corpus(), course_cache() / "index-course", progress=progress,
                            log=lambda _m: None)

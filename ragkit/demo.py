@@ -82,8 +82,9 @@ def run_demo(corpus: Path | None = None, index_path: Path | None = None) -> None
     """Index (or reuse) the corpus and print each demo search with its funnel trace."""
     from rich.console import Console
 
-    from ragkit.cli import build_or_update, default_index_path, print_result
+    from ragkit.build import build_or_update, default_index_path
     from ragkit.course import course_cache, course_corpus
+    from ragkit.display import print_result
     from ragkit.funnel import Funnel
 
     console = Console(width=160)

@@ -1,0 +1,70 @@
+"""From a folder to a ready index: build it once, then keep it up to date.
+
+What ``ragkit index DIR``, the demo and the course notebooks all do: load a folder
+(with its load report), then either build a new :class:`~ragkit.index.Index` or bring
+the saved one up to date, encoding only new and changed documents, and save it.
+
+Example:
+    >>> from pathlib import Path
+    >>> default_index_path(Path("docs"))
+    PosixPath('.ragkit-cache/index-docs')
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+__all__ = ["DEFAULT_CACHE", "default_index_path", "build_or_update"]
+
+#: Where indexes and caches go unless told otherwise (relative to the working directory).
+DEFAULT_CACHE = Path(".ragkit-cache")
+
+
+def _stderr(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+def default_index_path(folder: Path) -> Path:
+    """Where ``ragkit index DIR`` writes when ``--out`` is not given: ``.ragkit-cache/<name>``."""
+    name = folder.resolve().name or "index"
+    return DEFAULT_CACHE / f"index-{name}"
+
+
+def build_or_update(folder: Path, out: Path, *, rebuild: bool = False, strict: bool = False,
+                    chunker: str = "structure", max_tokens: int = 200, progress: bool = True,
+                    log: Callable[[str], Any] = _stderr) -> Any:
+    """Load ``folder``; create the index at ``out`` or bring the existing one up to date.
+
+    Unchanged documents are never re-encoded. Returns the :class:`~ragkit.index.Index`.
+    """
+    from ragkit.chunking import ChunkerSettings
+    from ragkit.index import Index, IndexSettings
+    from ragkit.loaders import load_corpus
+
+    t0 = time.perf_counter()
+    docs, report = load_corpus(folder, strict=strict, progress=progress)
+    log(str(report) if not report.ok else
+        f"loaded {report.documents} documents from {report.files_read} files in {folder}")
+    settings = IndexSettings(chunker=ChunkerSettings(method=chunker, max_tokens=max_tokens))
+    if (out / "manifest.json").exists() and not rebuild:
+        index = Index.load(out)
+        if index.settings.chunker != settings.chunker:
+            log(f"chunker settings changed ({index.settings.chunker} -> {settings.chunker}): rebuilding")
+            index = Index.build(docs, settings, progress=progress)
+        else:
+            change = index.sync(docs, progress=progress)
+            log(f"updated {out}: {change}")
+            if not (change.added or change.updated or change.deleted):
+                return index
+    else:
+        index = Index.build(docs, settings, progress=progress)
+    index.save(out)
+    stats = index.stats()
+    log(f"indexed {stats['documents']} documents -> {stats['rows']} chunks ({stats['sections']} sections) "
+        f"at {out} in {time.perf_counter() - t0:.1f}s")
+    return index
+
