@@ -181,7 +181,7 @@ class Funnel:
         s = replace(self.settings, **overrides) if overrides else self.settings
         scope = scope or Scope.operator()
         filters = filters or Filters()
-        idx = self.index
+        idx = self.index.snapshot() if hasattr(self.index, "snapshot") else self.index  # one version
         trace = SearchTrace(query=query, scope=str(scope), filters=_describe(filters),
                             settings=asdict(s), rows_total=len(idx.rows))
         clock = time.perf_counter
@@ -228,17 +228,18 @@ class Funnel:
         final = Ranking(list(head.ids) + list(tail.ids), list(head.scores) + list(tail.scores))
 
         t = clock()
-        hits = self._deliver(final, s, scope, filters)
+        hits = self._deliver(final, s, scope, filters, idx)
         trace.timings_ms["expand"] = (clock() - t) * 1000
         trace.tokens["delivered"] = sum(h.tokens for h in hits)
         trace.tokens["candidate_chunks"] = sum(count_tokens_batch([idx.rows[r].text for r in fused.ids]))
         trace.candidates = self._candidates(lexical, dense, fused, rerank_scores, rerank_ranks, final,
-                                            hits, filters)
+                                            hits, filters, idx)
         trace.timings_ms["total"] = sum(trace.timings_ms.values())
         return SearchResult(query, hits, trace)
 
-    def _deliver(self, final: Ranking, s: FunnelSettings, scope: Scope, filters: Filters) -> list[Hit]:
-        idx = self.index
+    def _deliver(self, final: Ranking, s: FunnelSettings, scope: Scope, filters: Filters,
+                 idx: Any = None) -> list[Hit]:
+        idx = self.index if idx is None else idx
         moment = filters.valid_at or dt.datetime.now(dt.timezone.utc)
         budget = s.total_budget
         seen_sections: set[str] = set()
@@ -274,8 +275,8 @@ class Funnel:
 
     def _candidates(self, lexical: Ranking, dense: Ranking, fused: Ranking, rerank_scores: dict[int, float],
                     rerank_ranks: dict[int, int], final: Ranking, hits: list[Hit],
-                    filters: Filters) -> list[CandidateTrace]:
-        idx = self.index
+                    filters: Filters, idx: Any = None) -> list[CandidateTrace]:
+        idx = self.index if idx is None else idx
         lex, den, fus, fin = (rank_positions(x) for x in (lexical, dense, fused, final))
         fused_scores = dict(zip(fused.ids, fused.scores, strict=True))
         by_row = {h.row: h for h in hits}
