@@ -1,0 +1,873 @@
+"""Evidence resolution: from retrieved evidence to an auditable decision record (CURRICULUM 7).
+
+The wrong evidence can be perfectly cited. Asked which EUR cutoff applies to Acme on
+19 January 2026, retrieval delivers a ticket comment ("Acme stays on 16:00 until
+cutover"), runbook v2 (16:00), policy v3 (15:00 for migrated tenants) and the rollout
+record of Acme's cutover. :func:`resolve` decides between them with deterministic rules
+over the evidence envelopes and the values read out of the cited spans, and returns a
+:class:`DecisionRecord`: the decision (value and the characters it rests on), what was
+selected and why, what was rejected, why and on whose evidence, what stays unresolved,
+and what to confirm. It never decides a conflict silently.
+
+The rules, in order (each rejection names a reason of :data:`ragkit.cases.REJECT_REASONS`):
+
+1. **scope**: evidence the caller may not read is rejected (``other_tenant``, ``acl``) and
+   never used for anything else.
+2. **untrusted**: instruction-shaped text (:func:`ragkit.untrusted.looks_like_instruction`)
+   or ``extra.injection`` -> ``untrusted_instruction``; its text is never quoted.
+3. **publication**: published after ``as_of`` -> ``not_yet_published``.
+4. **validity**: ``effective_from`` after ``as_of`` -> ``not_yet_effective``; ``effective_to``
+   at or before ``as_of`` -> ``superseded`` (a successor is named) or ``expired``. No
+   ``effective_from`` means validity *unknown*: kept, said, never assumed current.
+5. **supersedes chains**: a source is ``superseded`` when a successor in the evidence is in
+   effect. Chains are followed through ids missing from the evidence (A supersedes B, B
+   supersedes C, only A and C delivered: C is superseded by A, and the record says B was
+   missing). A named successor that is not in the evidence is put in ``to_confirm``.
+6. **relevance**: the values of the asked kind (:func:`ragkit.values.asked_forms`) are read
+   from each span; a value counts when its sentence shares a content word with the question
+   (or states the source's own condition). A source about another tenant than the one the
+   question names, or holding no relevant value and leading nowhere, is ``neighbouring_fact``.
+7. **conditions** (envelope ``conditions`` such as ``until cutover`` or ``for non-migrated
+   tenants``): a later in-scope record of at least the same authority, for the same tenant,
+   that states the event completed ("Cutover completed for acme") ends the condition ->
+   ``condition_met`` (that record is selected as the qualifier). A condition never ended
+   keeps the exception in force: a general (global) rule stating another value is rejected
+   as ``exception_applies``.
+8. **authority**: among the rest, a value stated by a source of lower
+   :data:`ragkit.cases.AUTHORITY_RANK` than the best source is ``lower_authority``. Equal
+   authority with different values: the later effective date wins and the record asks to
+   confirm it; equal authority and equal dates -> both sides go to ``unresolved`` and the
+   status is ``conflict``.
+9. **links**: sources on the link path from an identifier named in the question to the
+   decisive source are selected as hops; a completion record for the question's tenant whose
+   event the decisive source depends on is selected as a qualifier; a source that states the
+   same value, or links to the decisive source, is selected as support.
+
+Example:
+    >>> rule = Evidence.of("pol-1#cutoff", "Tenants use 15:00 for the EUR cutoff.",
+    ...                    {"doc_id": "pol-1", "authority": "policy_owner", "effective_from": "2026-01-01"})
+    >>> old = Evidence.of("rb-1#cutoff", "EUR cutoff 16:00 CET.",
+    ...                   {"doc_id": "rb-1", "authority": "operations", "effective_from": "2025-10-12"})
+    >>> record = resolve("Which EUR cutoff applies on 19 January 2026?", [old, rule], as_of="2026-01-19")
+    >>> record.status, record.decision.value, [(r.doc_id, r.reason) for r in record.rejected]
+    ('decided', '15:00', [('rb-1', 'lower_authority')])
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections import deque
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ragkit.cases import _MONTHS, AUTHORITY_RANK, Caller, normalise_value
+from ragkit.decision import Conflict, Decision, DecisionRecord, Rejected, Selected
+from ragkit.errors import ValidationError
+from ragkit.records import GLOBAL_TENANT, Envelope, parse_time
+from ragkit.scope import Scope, validity
+from ragkit.untrusted import looks_like_instruction
+from ragkit.values import Value, asked_forms, asked_kind, read_values, sentence_at, sentence_spans
+
+__all__ = [
+    "Evidence",
+    "resolve",
+    "DecisionRecord",
+    "Decision",
+    "Selected",
+    "Rejected",
+    "Conflict",
+    "question_terms",
+]
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One delivered span and its full envelope.
+
+    Attributes:
+        citation: ``doc_id#anchor`` (the citation an answer uses).
+        doc_id: the source document.
+        anchor: the section anchor (``""`` for a whole document).
+        text: the span as delivered.
+        envelope: the document's evidence envelope.
+        start: offset of ``text`` inside the document's full text (``-1``: unknown).
+        end: one past its end (``-1``: unknown).
+        chunk_id: the index row it came from, if any.
+        query: the retrieval call that admitted it.
+    """
+
+    citation: str
+    doc_id: str
+    anchor: str
+    text: str
+    envelope: Envelope
+    start: int = 0
+    end: int = 0
+    chunk_id: str = ""
+    query: str = ""
+
+    @classmethod
+    def of(
+        cls,
+        citation: str,
+        text: str,
+        envelope: Envelope | Mapping[str, Any],
+        *,
+        start: int = 0,
+        query: str = "",
+    ) -> Evidence:
+        """Evidence from a citation, a span and an envelope (or its mapping): hand-built cases and tests.
+
+        Raises:
+            ValidationError: the citation does not name the envelope's ``doc_id``, or a bad envelope field.
+        """
+        env = envelope if isinstance(envelope, Envelope) else Envelope.from_mapping(envelope)
+        doc_id, _, anchor = citation.partition("#")
+        if doc_id != env.doc_id:
+            raise ValidationError(
+                f"citation {citation!r} does not name the envelope's doc_id "
+                f"{env.doc_id!r}; write '{env.doc_id}#<anchor>'",
+                field="citation",
+            )
+        return cls(citation, doc_id, anchor, text, env, start, start + len(text), query=query)
+
+    @classmethod
+    def from_tool_item(cls, item: Mapping[str, Any], *, query: str = "") -> Evidence:
+        """Rebuild evidence from a ``search_knowledge`` result or a ``retrieve_documents`` document.
+
+        Envelope fields are taken from the item (unknown keys such as ``score`` or ``trust``
+        are ignored); ``text``, ``start``, ``end``, ``citation``/``anchor`` and ``chunk_id`` locate
+        the span. A missing ``start`` means the document offsets are unknown (``-1``).
+
+        Raises:
+            ValidationError: the item has no ``doc_id`` or a malformed envelope field.
+        """
+        if not isinstance(item, Mapping) or not item.get("doc_id"):
+            raise ValidationError(
+                "a tool item needs at least 'doc_id' and 'text'; got "
+                f"{sorted(item) if isinstance(item, Mapping) else type(item).__name__}",
+                field="doc_id",
+            )
+        known = set(Envelope.field_names())
+        env = Envelope.from_mapping({k: v for k, v in item.items() if k in known and v is not None})
+        doc_id = env.doc_id
+        citation = str(item.get("citation") or "")
+        anchor = str(item.get("anchor") or citation.partition("#")[2])
+        citation = citation or (f"{doc_id}#{anchor}" if anchor else doc_id)
+        text = str(item.get("text") or "")
+        start = item.get("start")
+        end = item.get("end")
+        s = int(start) if start is not None else -1
+        e = int(end) if end is not None else (s + len(text) if s >= 0 else -1)
+        return cls(
+            citation,
+            doc_id,
+            anchor,
+            text,
+            env,
+            s,
+            e,
+            str(item.get("chunk_id") or ""),
+            query or str(item.get("query") or ""),
+        )
+
+    @classmethod
+    def from_hit(cls, hit: Any, index: Any = None, *, section: bool = False, query: str = "") -> Evidence:
+        """Evidence from a :class:`ragkit.funnel.Hit`.
+
+        A Hit carries no offsets; pass the ``index`` it came from to take them from
+        ``index.rows[hit.row]`` (and, with ``section=True``, to deliver the expanded parent
+        section with its offsets). Without ``index`` the document offsets are unknown (``-1``).
+        """
+        text, start, end, anchor = hit.text, -1, -1, hit.citation.partition("#")[2]
+        if index is not None:
+            chunk = index.rows[hit.row]
+            start, end, anchor = chunk.start, chunk.end, chunk.anchor or anchor
+            if section and getattr(hit, "section_id", None) and hit.section_id in index.sections:
+                sec = index.sections[hit.section_id]
+                text, start, end = sec.text, sec.start, sec.end
+        elif section and getattr(hit, "section_text", None):
+            text = hit.section_text
+        return cls(hit.citation, hit.doc_id, anchor, text, hit.envelope, start, end, hit.chunk_id, query)
+
+    @classmethod
+    def from_document(cls, document: Any, anchor: str | None = None, *, query: str = "") -> Evidence:
+        """Evidence for one section of a :class:`ragkit.records.Document` (``anchor=None``: all of it).
+
+        Raises:
+            ValidationError: no section with that anchor (the message lists the anchors).
+        """
+        from ragkit.chunking import sections
+
+        if anchor is None:
+            return cls(
+                document.doc_id,
+                document.doc_id,
+                "",
+                document.text,
+                document.envelope,
+                0,
+                len(document.text),
+                query=query,
+            )
+        secs = {s.anchor: s for s in sections(document.text)}
+        if anchor not in secs:
+            raise ValidationError(
+                f"{document.doc_id} has no section {anchor!r}; it has {sorted(secs)}", field="anchor"
+            )
+        s = secs[anchor]
+        return cls(
+            f"{document.doc_id}#{anchor}",
+            document.doc_id,
+            anchor,
+            document.text[s.start : s.end],
+            document.envelope,
+            s.start,
+            s.end,
+            query=query,
+        )
+
+
+# --------------------------------------------------------------------------------------
+# words
+
+_STOP = set(
+    """a an the of to in on at for by with from and or but is are was were be been being it its
+this that these those what which who whom whose when where why how does do did done has have had can
+could should would will shall may might must any all each every some our their there then than into
+about after before during over under again also only just not no so as if per via out up down off
+own same such very stand applies apply use used uses work works value values set sets""".split()
+)
+_WEEKDAYS = {"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"}
+
+
+def _stem(word: str) -> str:
+    return word[:5] if len(word) >= 5 else word
+
+
+def question_terms(text: str) -> set[str]:
+    """Content-word stems of ``text`` (5-letter prefixes; no stop words, months, weekdays, numbers).
+
+    Example:
+        >>> sorted(question_terms("Which settlement cutoff applies to Acme's Monday EUR batch?"))
+        ['acme', 'batch', 'cutof', 'eur', 'settl']
+    """
+    out = set()
+    for w in re.findall(r"[a-z][a-z0-9_-]*", text.lower().replace("'s", "")):
+        w = w.strip("-_")
+        if len(w) < 3 or w in _STOP or w in _MONTHS or w[:3] in {m[:3] for m in _MONTHS} and len(w) <= 4:
+            continue
+        if w in _WEEKDAYS:
+            continue
+        out.add(_stem(w))
+    return out
+
+
+_COMPLETED = re.compile(
+    r"\b(completed|complete|done|finished|finalised|finalized|went live|is live)\b", re.IGNORECASE
+)
+_CONDITION = re.compile(
+    r"^\s*(?:until|till|before|while|for)\s+(?:the\s+)?(?:non-|not\s+yet\s+|un)?"
+    r"(?P<event>[a-z][a-z-]*)",
+    re.IGNORECASE,
+)
+
+
+def _condition_event(condition: str) -> str | None:
+    """``"until cutover"`` -> ``"cutov"``; ``"for non-migrated tenants"`` -> ``"migra"``."""
+    m = _CONDITION.match(condition)
+    return _stem(m.group("event").lower()) if m else None
+
+
+# --------------------------------------------------------------------------------------
+# the working state of one resolution
+
+
+@dataclass
+class _Item:
+    ev: Evidence
+    state: str = "open"  # open | rejected | selected
+    reason: str = ""
+    because: str = ""
+    by: str | None = None
+    value: Value | None = None  # the relevant value (span offsets)
+    score: float = 0.0
+    exception_open: bool = False
+    validity: str = "unknown"
+    role: str = ""
+
+    @property
+    def val(self) -> str:
+        return self.value.value if self.value is not None else ""
+
+    @property
+    def surface(self) -> str:
+        return self.value.surface if self.value is not None else ""
+
+    @property
+    def rank(self) -> int:
+        return AUTHORITY_RANK.get(self.ev.envelope.authority, 0)
+
+    @property
+    def when(self) -> dt.datetime:
+        env = self.ev.envelope
+        return env.effective_from or env.published_at or dt.datetime.min.replace(tzinfo=dt.timezone.utc)
+
+    def reject(self, reason: str, because: str, by: str | None = None) -> None:
+        self.state, self.reason, self.because, self.by = "rejected", reason, because, by
+
+    def select(self, role: str, because: str) -> None:
+        self.state, self.role, self.because = "selected", role, because
+
+
+def _day(moment: dt.datetime | None) -> str:
+    return moment.date().isoformat() if moment else "unknown"
+
+
+def _as_scope(caller: Any) -> Scope | None:
+    if caller is None or isinstance(caller, Scope):
+        return caller
+    if isinstance(caller, Caller):
+        return Scope(caller.tenant, caller.groups)
+    if isinstance(caller, Mapping) and "tenant" in caller:
+        return Scope(str(caller["tenant"]), caller.get("groups", ()))
+    raise ValidationError(
+        f"caller must be a ragkit.scope.Scope, a ragkit.cases.Caller or "
+        f"{{'tenant':..., 'groups': [...]}}; got {type(caller).__name__}",
+        field="caller",
+    )
+
+
+def _as_moment(as_of: Any) -> dt.datetime | None:
+    moment = parse_time(as_of, field_name="as_of")
+    if moment is not None and isinstance(as_of, str) and len(as_of.strip()) == 10:
+        # a bare date means the whole of that day: records published during it count
+        moment = moment + dt.timedelta(days=1) - dt.timedelta(microseconds=1)
+    return moment
+
+
+def _mentions(text: str, word: str) -> bool:
+    return re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", text, re.IGNORECASE) is not None
+
+
+class _Resolver:
+    def __init__(self, question: str, evidence: Sequence[Evidence], as_of: Any, caller: Any):
+        if not isinstance(question, str) or not question.strip():
+            raise ValidationError("question must be a non-empty string", field="question")
+        bad = [type(e).__name__ for e in evidence if not isinstance(e, Evidence)]
+        if bad:
+            raise ValidationError(
+                f"evidence must be ragkit.resolution.Evidence items, got {bad[0]}; build "
+                "them with Evidence.from_tool_item / from_hit / from_document",
+                field="evidence",
+            )
+        self.question = question
+        self.as_of_raw = as_of
+        self.moment = _as_moment(as_of)
+        self.scope = _as_scope(caller)
+        self.forms = asked_forms(question)
+        self.kind = asked_kind(question)
+        seen: dict[str, _Item] = {}
+        for e in evidence:
+            seen.setdefault(e.citation, _Item(e))
+        self.items = list(seen.values())
+        self.to_confirm: list[str] = []
+        self.unresolved: list[Conflict] = []
+        self.terms = question_terms(question)
+        tenants = {i.ev.envelope.tenant for i in self.items} - {GLOBAL_TENANT}
+        if self.scope is not None and self.scope.tenant not in ("*", GLOBAL_TENANT):
+            tenants.add(self.scope.tenant)
+        self.asked_tenants = {t for t in tenants if _mentions(question, t)}
+        self.predicate = self.terms - {_stem(t) for t in tenants}
+        self.ids = [v.surface for v in read_values(question, "id")]
+
+    # -- helpers --------------------------------------------------------------------------
+    def alive(self) -> list[_Item]:
+        return [i for i in self.items if i.state != "rejected"]
+
+    def by_doc(self, doc_id: str) -> list[_Item]:
+        return [i for i in self.alive() if i.ev.doc_id == doc_id]
+
+    # -- rules 1-4: gates on the envelope -------------------------------------------------
+    def gates(self) -> None:
+        if self.scope is None:
+            self.to_confirm.append("no caller given: tenant and ACL scope were not checked")
+        if self.moment is None:
+            self.to_confirm.append("no as_of given: publication and validity dates were not checked")
+        for it in self.items:
+            env = it.ev.envelope
+            if self.scope is not None and not self.scope.allows(env):
+                if self.scope.tenant not in ("*", env.tenant) and env.tenant != GLOBAL_TENANT:
+                    it.reject(
+                        "other_tenant", f"belongs to tenant {env.tenant}; the caller is {self.scope.tenant}"
+                    )
+                else:
+                    it.reject(
+                        "acl",
+                        f"restricted to groups {list(env.acl_groups)}; the caller is in "
+                        f"{sorted(self.scope.groups) or 'no groups'}",
+                    )
+                continue
+            if env.extra.get("injection") or looks_like_instruction(env.title + "\n" + it.ev.text):
+                it.reject(
+                    "untrusted_instruction",
+                    "carries instruction-shaped text addressed to a reader "
+                    "or model; kept as evidence of that, never followed, quoted or used as decisive",
+                )
+                continue
+            if self.moment is None:
+                it.validity = validity(env, None)
+                continue
+            if env.published_at is not None and env.published_at > self.moment:
+                it.reject(
+                    "not_yet_published",
+                    f"published {_day(env.published_at)}, after as_of "
+                    f"{_day(self.moment)}: it did not exist at the snapshot",
+                )
+                continue
+            it.validity = validity(env, self.moment)
+            if it.validity == "not_yet_valid":
+                it.reject(
+                    "not_yet_effective",
+                    f"effective from {_day(env.effective_from)}, after as_of {_day(self.moment)}",
+                )
+            elif it.validity == "expired":
+                if env.superseded_by:
+                    succ = self._citation_of(env.superseded_by[0])
+                    it.reject(
+                        "superseded",
+                        f"in effect until {_day(env.effective_to)}; replaced by "
+                        f"{', '.join(env.superseded_by)}",
+                        succ,
+                    )
+                else:
+                    it.reject("expired", f"in effect until {_day(env.effective_to)}, before as_of")
+        for it in self.items:
+            if it.state != "rejected" and self.asked_tenants:
+                tenant = it.ev.envelope.tenant
+                if tenant != GLOBAL_TENANT and tenant not in self.asked_tenants:
+                    it.reject(
+                        "neighbouring_fact",
+                        f"is about tenant {tenant}; the question asks about "
+                        f"{', '.join(sorted(self.asked_tenants))}",
+                    )
+
+    def _citation_of(self, doc_id: str) -> str | None:
+        found = [i for i in self.items if i.ev.doc_id == doc_id]
+        return found[0].ev.citation if found else None
+
+    # -- rule 5: supersedes chains --------------------------------------------------------
+    def chains(self) -> None:
+        alive = self.alive()
+        in_effect = {i.ev.doc_id: i for i in alive if i.validity in ("valid", "unknown")}
+        for it in alive:
+            env = it.ev.envelope
+            # successors: named by this envelope, or by any delivered envelope that lists it
+            start = set(env.superseded_by) | {
+                o.ev.doc_id for o in alive if env.doc_id in o.ev.envelope.supersedes
+            }
+            queue: deque[tuple[str, tuple[str, ...]]] = deque((s, ()) for s in sorted(start))
+            seen: set[str] = set()
+            while queue:
+                doc_id, missing = queue.popleft()
+                if doc_id in seen or doc_id == env.doc_id:
+                    continue
+                seen.add(doc_id)
+                succ = in_effect.get(doc_id)
+                if succ is not None and succ.validity == "valid":
+                    gap = f" (through {', '.join(missing)}, not in the evidence)" if missing else ""
+                    it.reject(
+                        "superseded",
+                        f"{doc_id} supersedes it{gap} and is in effect at as_of",
+                        succ.ev.citation,
+                    )
+                    break
+                if succ is not None:  # successor of unknown validity: do not assume it is current
+                    self.to_confirm.append(
+                        f"{doc_id} supersedes {env.doc_id} but has no effective_from: "
+                        f"confirm whether it is in effect at as_of"
+                    )
+                    continue
+                if any(i.ev.doc_id == doc_id for i in self.items):
+                    continue  # delivered but not in effect (not yet effective, out of scope...)
+                nxt = {o.ev.doc_id for o in alive if doc_id in o.ev.envelope.supersedes}
+                if not nxt and doc_id in env.superseded_by:
+                    self.to_confirm.append(
+                        f"{env.doc_id} names {doc_id} as its successor, which is not in the "
+                        f"evidence: confirm whether {doc_id} is in effect at as_of"
+                    )
+                queue.extend((n, (*missing, doc_id)) for n in sorted(nxt))
+
+    # -- rule 7: conditions ---------------------------------------------------------------
+    def conditions(self) -> None:
+        for it in self.alive():
+            env = it.ev.envelope
+            for cond in env.conditions:
+                event = _condition_event(cond)
+                ender = self._ender(it, event) if event else None
+                if ender is not None:
+                    rec, sentence = ender
+                    it.reject(
+                        "condition_met",
+                        f"its condition '{cond}' ended: {rec.ev.doc_id} "
+                        f"({rec.ev.envelope.authority}, {_day(rec.ev.envelope.published_at)}) records "
+                        f'"{sentence}"',
+                        rec.ev.citation,
+                    )
+                    if rec.state == "open":
+                        rec.select(
+                            "qualifier", f"ends the condition '{cond}' of {env.doc_id}: \"{sentence}\""
+                        )
+                    break
+                it.exception_open = True
+            else:
+                continue
+
+    def _ender(self, cond: _Item, event: str) -> tuple[_Item, str] | None:
+        env = cond.ev.envelope
+        for other in self.alive():
+            o = other.ev.envelope
+            if other is cond or other.rank < cond.rank:
+                continue
+            if env.published_at and o.published_at and o.published_at <= env.published_at:
+                continue
+            for a, b in sentence_spans(other.ev.text):
+                sentence = other.ev.text[a:b]
+                words = {_stem(w) for w in re.findall(r"[a-z]+", sentence.lower())}
+                if event not in words or not _COMPLETED.search(sentence):
+                    continue
+                if env.tenant != GLOBAL_TENANT and not (
+                    o.tenant == env.tenant or _mentions(sentence, env.tenant)
+                ):
+                    continue
+                if env.tenant != GLOBAL_TENANT and o.tenant not in (env.tenant, GLOBAL_TENANT):
+                    continue
+                return other, sentence
+        return None
+
+    # -- rule 6: values and relevance -----------------------------------------------------
+    def read(self) -> None:
+        for it in self.alive():
+            best: tuple[float, Value] | None = None
+            text = it.ev.text
+            values = (
+                [v for f in self.forms for v in read_values(text, f)]
+                if self.forms
+                else [
+                    Value("text", normalise_value("text", text[a:b]), text[a:b], a, b, "text")
+                    for a, b in sentence_spans(text)
+                    if not text[a:b].lstrip().startswith("#")
+                ]
+            )
+            for v in values:
+                a, b = sentence_at(text, v.start) if self.forms else (v.start, v.end)
+                sentence = text[a:b]
+                words = {
+                    _stem(w) for w in re.findall(r"[a-z][a-z0-9_-]*", sentence.lower().replace("'s", ""))
+                }
+                score = float(len(words & self.predicate))
+                if any(c.lower() in sentence.lower() for c in it.ev.envelope.conditions):
+                    score += 2
+                if score > 0 and any(_mentions(sentence, t) for t in self.asked_tenants):
+                    score += 1
+                if best is None or score > best[0]:
+                    best = (score, v)
+            if best is not None:
+                it.score, it.value = best[0], best[1]
+        holders = [i for i in self.alive() if i.value is not None]
+        if any(i.score > 0 for i in holders):
+            for i in holders:
+                if i.score <= 0:
+                    i.value = None
+
+    # -- rule 8: exceptions and authority -------------------------------------------------
+    def decide(self) -> _Item | None:
+        holders = [
+            i
+            for i in self.alive()
+            if i.value is not None and i.state == "open" or i.value is not None and i.state == "selected"
+        ]
+        if not holders:
+            return None
+        exceptions = [i for i in holders if i.exception_open]
+        if exceptions:
+            values = {i.value.value for i in exceptions if i.value}
+            if len(values) == 1:
+                exc = max(exceptions, key=lambda i: (i.rank, i.when))
+                for h in holders:
+                    if h in exceptions or h.value is None or h.val == exc.val:
+                        continue
+                    if h.ev.envelope.tenant == GLOBAL_TENANT:
+                        h.reject(
+                            "exception_applies",
+                            f"a general rule ({h.surface}); the conditional "
+                            f"exception of {exc.ev.doc_id} ('{exc.ev.envelope.conditions[0]}') has not "
+                            f"ended by as_of",
+                            exc.ev.citation,
+                        )
+                holders = [h for h in holders if h.state != "rejected"]
+        if not self.forms:  # free text: no value comparison is possible
+            return max(holders, key=lambda i: (i.rank, i.score, i.when))
+        top = max(i.rank for i in holders)
+        best = [i for i in holders if i.rank == top]
+        values = {i.value.value for i in best if i.value}
+        if len(values) > 1:
+            kept = self._tie_break(best)
+            if kept is None:
+                for h in holders:
+                    if h.rank < top and h.state == "open":
+                        lead = next(i for i in holders if i.rank == top)
+                        h.reject(
+                            "lower_authority",
+                            f"{h.ev.envelope.authority} states {h.surface}; "
+                            f"{lead.ev.envelope.authority} sources rank higher",
+                            lead.ev.citation,
+                        )
+                return None
+            best = kept
+        winner = max(
+            best,
+            key=lambda i: (
+                i.exception_open,
+                i.validity == "valid",
+                i.ev.envelope.tenant != GLOBAL_TENANT,
+                i.score,
+                i.when,
+            ),
+        )
+        known = [h for h in holders if h.validity == "valid" and h.value and h.val != winner.val]
+        if winner.validity == "unknown" and known:
+            for h in known[:1]:
+                self.unresolved.append(
+                    Conflict(
+                        winner.ev.citation,
+                        h.ev.citation,
+                        f"{winner.ev.doc_id} ranks higher ({winner.ev.envelope.authority}) "
+                        f"but its validity is unknown; {h.ev.doc_id} is in effect and states "
+                        f"{h.surface}",
+                    )
+                )
+            self.to_confirm.append(f"whether {winner.ev.doc_id} is in effect at as_of (no effective_from)")
+            return None
+        for h in holders:
+            if h is winner or h.value is None or h.state == "rejected":
+                continue
+            if h.val == winner.val:
+                if h.state == "open":
+                    h.select("support", f"states the same value ({h.surface})")
+            elif h.rank < winner.rank:
+                h.reject(
+                    "lower_authority",
+                    f"{h.ev.envelope.authority} (rank {h.rank}) states {h.surface}; "
+                    f"{winner.ev.doc_id} is {winner.ev.envelope.authority} (rank {winner.rank})",
+                    winner.ev.citation,
+                )
+        return winner
+
+    def _tie_break(self, best: list[_Item]) -> list[_Item] | None:
+        latest = max(i.when for i in best)
+        front = [i for i in best if i.when == latest]
+        if len({i.value.value for i in front if i.value}) > 1:
+            for a, b in zip(front, front[1:], strict=False):
+                self.unresolved.append(
+                    Conflict(
+                        a.ev.citation,
+                        b.ev.citation,
+                        f"equal authority ({a.ev.envelope.authority}) and equal dates "
+                        f"({_day(latest)}), different values: {a.surface} vs "
+                        f"{b.surface}",
+                    )
+                )
+            self.to_confirm.append("which of " + ", ".join(i.ev.citation for i in front) + " governs")
+            return None
+        lead = front[0]
+        for i in best:
+            if i.value and lead.value and i.value.value != lead.value.value:
+                i.reject(
+                    "superseded",
+                    f"equal authority ({i.ev.envelope.authority}); {lead.ev.doc_id} is effective "
+                    f"later ({_day(lead.when)}) and states {lead.surface}",
+                    lead.ev.citation,
+                )
+                self.to_confirm.append(
+                    f"that {lead.ev.doc_id} replaces {i.ev.doc_id} (no supersedes link; "
+                    "decided by the later effective date)"
+                )
+        return [i for i in best if i.state != "rejected"]
+
+    # -- rule 9: hops, qualifiers, support; the rest --------------------------------------
+    def links(self, winner: _Item | None) -> None:
+        alive = self.alive()
+        if winner is not None:
+            path = self._hop_path(winner, alive)
+            for h in path:
+                if h.state == "rejected" and h.reason != "lower_authority":
+                    continue
+                h.state, h.reason, h.by = "open", "", None
+                h.select(
+                    "hop",
+                    f"on the link path from {', '.join(self.ids)} (named in the question) "
+                    f"to {winner.ev.doc_id}",
+                )
+            dec_words = {_stem(w) for w in re.findall(r"[a-z]+", winner.ev.text.lower())}
+            for it in alive:
+                if it.state != "open":
+                    continue
+                for a, b in sentence_spans(it.ev.text):
+                    sentence = it.ev.text[a:b]
+                    m = re.search(r"\b([A-Za-z]+)\s+" + _COMPLETED.pattern[2:], sentence, re.IGNORECASE)
+                    if not m or _stem(m.group(1).lower()) not in dec_words:
+                        continue
+                    tenant = it.ev.envelope.tenant
+                    if tenant != GLOBAL_TENANT and (not self.asked_tenants or tenant in self.asked_tenants):
+                        it.select(
+                            "qualifier",
+                            f"records that {m.group(1).lower()} completed for {tenant}, "
+                            f'which {winner.ev.doc_id} depends on: "{sentence}"',
+                        )
+                        break
+            for it in alive:
+                if it.state == "open" and (
+                    winner.ev.doc_id in it.ev.envelope.links or _mentions(it.ev.text, winner.ev.doc_id)
+                ):
+                    it.select("support", f"refers to {winner.ev.doc_id}")
+        for it in self.alive():
+            if it.state == "open":
+                what = (
+                    f"{it.value.surface} is not what is asked"
+                    if it.value
+                    else f"holds no {'/'.join(self.forms) or 'text'} value relevant to the question"
+                )
+                it.reject("neighbouring_fact", what)
+
+    def _hop_path(self, winner: _Item, alive: list[_Item]) -> list[_Item]:
+        if not self.ids:
+            return []
+        starts = [
+            i
+            for i in alive
+            if i is not winner and any(_mentions(i.ev.envelope.title + "\n" + i.ev.text, x) for x in self.ids)
+        ]
+        parent: dict[int, int | None] = {id(s): None for s in starts}
+        queue = deque(starts)
+        by_id = {id(i): i for i in alive}
+        while queue:
+            cur = queue.popleft()
+            if cur is winner:
+                path = []
+                node: int | None = parent[id(cur)]
+                while node is not None:
+                    path.append(by_id[node])
+                    node = parent[node]
+                return path
+            for nxt in alive:
+                if id(nxt) in parent:
+                    continue
+                if nxt.ev.doc_id in cur.ev.envelope.links or _mentions(cur.ev.text, nxt.ev.doc_id):
+                    parent[id(nxt)] = id(cur)
+                    queue.append(nxt)
+        return []
+
+    # -- the record -----------------------------------------------------------------------
+    def record(self) -> DecisionRecord:
+        self.gates()
+        self.chains()
+        self.conditions()
+        self.read()
+        winner = self.decide()
+        if winner is not None:
+            winner.state, winner.reason, winner.by = "selected", "", None
+            env = winner.ev.envelope
+            since = (
+                f"in effect since {_day(env.effective_from)}"
+                if winner.validity == "valid"
+                else "validity unknown (no effective_from)"
+            )
+            winner.role = "decisive"
+            winner.because = f"{env.authority}, {since}; states {winner.surface}"
+            if winner.exception_open:
+                winner.because += f" under its open condition '{env.conditions[0]}'"
+            if winner.validity == "unknown":
+                self.to_confirm.append(
+                    f"whether {winner.ev.doc_id} is in effect at as_of (no effective_from)"
+                )
+        self.links(winner)
+        decision = None
+        if winner is not None and winner.value is not None:
+            v, ev = winner.value, winner.ev
+            a, b = sentence_at(ev.text, v.start)
+            quote = ev.text[a:b] if b > a else v.surface
+            offset = ev.start if ev.start >= 0 else None
+            decision = Decision(
+                kind=v.kind,
+                value=v.value,
+                surface=v.surface,
+                citation=ev.citation,
+                doc_id=ev.doc_id,
+                start=v.start + offset if offset is not None else -1,
+                end=v.end + offset if offset is not None else -1,
+                quote=quote,
+                version=ev.envelope.version,
+                validity=winner.validity,
+            )
+        elif not self.unresolved:
+            what = "/".join(self.forms) or "text"
+            self.to_confirm.append(
+                f"no in-scope evidence in effect at as_of states the {what} value asked for: "
+                "search for the source that states it, or confirm with its owner"
+            )
+        order = {id(i): n for n, i in enumerate(self.items)}
+        roles = {"decisive": 0, "qualifier": 1, "hop": 2, "support": 3}
+        selected = [
+            Selected(
+                i.ev.citation,
+                i.ev.doc_id,
+                i.role,
+                i.because,
+                i.value.value if i.value is not None and i.role != "hop" else None,
+            )
+            for i in sorted(
+                (i for i in self.items if i.state == "selected"),
+                key=lambda i: (roles.get(i.role, 9), order[id(i)]),
+            )
+        ]
+        rejected = [
+            Rejected(i.ev.citation, i.ev.doc_id, i.reason, i.because, i.by)
+            for i in self.items
+            if i.state == "rejected"
+        ]
+        as_of = self.moment.isoformat() if self.moment is not None else None
+        if isinstance(self.as_of_raw, str) and len(self.as_of_raw.strip()) == 10:
+            as_of = self.as_of_raw.strip()
+        return DecisionRecord(
+            question=self.question,
+            as_of=as_of,
+            asked=self.kind,
+            decision=decision,
+            selected=selected,
+            rejected=rejected,
+            unresolved=list(self.unresolved),
+            to_confirm=list(dict.fromkeys(self.to_confirm)),
+        )
+
+
+def resolve(
+    question: str, evidence: Sequence[Evidence], as_of: Any = None, caller: Any = None
+) -> DecisionRecord:
+    """Resolve delivered evidence into a :class:`DecisionRecord` (rules in the module docstring).
+
+    Args:
+        question: the task as asked; it decides the kind of value (:func:`ragkit.values.asked_kind`),
+            the tenant it is about and the identifiers it names.
+        evidence: the delivered spans (duplicates by citation are read once).
+        as_of: the snapshot time (ISO date or datetime); a bare date means the end of that day.
+            ``None`` skips date checks and says so in ``to_confirm``.
+        caller: a :class:`ragkit.scope.Scope`, a :class:`ragkit.cases.Caller` or ``None``
+            (scope not checked; said in ``to_confirm``).
+
+    Raises:
+        ValidationError: empty question, evidence that is not :class:`Evidence`, a bad date or caller.
+    """
+    return _Resolver(question, evidence, as_of, caller).record()
