@@ -91,7 +91,13 @@ class DenseRetriever:
             self.vectors = np.vstack([self.vectors, vectors]) if len(self.vectors) else vectors
 
     def encode_query(self, query: str) -> np.ndarray:
-        return np.asarray(self.embedder.encode([query]), dtype=np.float32).reshape(1, -1)
+        """The query's vector: the embedder's ``encode_queries`` when it has one (e.g. bge's
+        retrieval instruction), else plain ``encode``."""
+        model = self.embedder
+        inner = getattr(model, "get", None)  # ragkit.index's lazy wrapper loads on first use
+        target = inner() if callable(inner) else model
+        encode = getattr(target, "encode_queries", None) or target.encode
+        return np.asarray(encode([query]), dtype=np.float32).reshape(1, -1)
 
     def search(self, query: str, k: int, mask: np.ndarray | None = None, *,
                query_vector: np.ndarray | None = None) -> Ranking:

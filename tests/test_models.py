@@ -56,6 +56,65 @@ def test_reranker_scores_do_not_depend_on_the_other_candidates():
     rr = models.get_reranker()
     q = "when does the EUR batch close?"
     target = "EUR batches close at 15:00 for migrated tenants."
-    alone = rr.score(q, [target])[0]
-    crowded = rr.score(q, ["word " * 200, target, "The canteen serves soup on Fridays."])[1]
-    assert alone == crowded
+    saved, rr.cache = rr.cache, None  # score afresh every time
+    try:
+        alone = rr.score(q, [target])[0]
+        crowded = rr.score(q, ["word " * 200, target, "The canteen serves soup on Fridays."])[1]
+    finally:
+        rr.cache = saved
+    assert abs(alone - crowded) < 1e-4
+
+
+def test_score_cache_is_keyed_by_text_hash_and_bounded():
+    cache = models.ScoreCache(max_entries=2)
+    key = ("m", "v", 256, "q", models.ScoreCache.digest("old text"))
+    cache.put(key, 1.0)
+    # the same chunk with updated text is a different key: its old score is never served
+    assert cache.get(("m", "v", 256, "q", models.ScoreCache.digest("new text"))) is None
+    assert cache.get(key) == 1.0
+    cache.put(("m", "v", 256, "q", "b"), 2.0)
+    cache.put(("m", "v", 256, "q", "c"), 3.0)  # evicts the least recently used entry
+    assert len(cache) == 2 and cache.get(key) is None
+    assert (cache.hits, cache.misses) == (1, 2)
+
+
+@pytest.mark.slow
+def test_reranker_cache_scores_each_pair_once_and_matches_fresh_scores():
+    rr = models.get_reranker()
+    q, passages = "when does the EUR batch close?", ["EUR batches close at 15:00.", "Soup on Fridays."]
+    rr.cache.clear()
+    first = rr.score(q, passages)
+    assert rr.cache.misses == 2 and rr.cache.hits == 0
+    again = rr.score(q, passages)
+    assert rr.cache.hits == 2 and np.array_equal(first, again)
+    saved, rr.cache = rr.cache, None
+    try:
+        assert np.allclose(rr.score(q, passages), first, atol=1e-6)
+    finally:
+        rr.cache = saved
+    # a changed passage (an updated chunk) is scored afresh, never served the old score
+    changed = rr.score(q, ["EUR batches close at 17:30 now.", passages[1]])
+    assert rr.cache.misses == 3 and changed[0] != first[0]
+
+
+@pytest.mark.slow
+def test_shorter_pair_length_truncates_per_call():
+    rr = models.get_reranker()
+    long_passage = "EUR batches close at 15:00. " + "filler words here " * 200
+    assert rr.count_pair_tokens("q", [long_passage], max_length=64) == [64]
+    assert rr.count_pair_tokens("q", [long_passage]) == [rr.max_length]
+    assert rr.score("q", [long_passage], max_length=64).shape == (1,)
+
+
+@pytest.mark.slow
+def test_bge_embedder_runs_offline_and_is_batch_independent():
+    emb = models.get_embedder("bge")
+    assert emb.name == models.BGE_EMBEDDER and emb.dim == 384
+    texts = ["EUR batches close at 15:00", "the euro batch cutoff is three pm", "soup recipe " * 40]
+    v = emb.encode(texts)
+    assert v.shape == (3, 384) and np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
+    assert v[0] @ v[1] > v[0] @ v[2] + 0.1
+    alone = emb.encode([texts[0]])[0]
+    assert np.abs(alone - v[0]).max() < 1e-4  # no batch-mates: the same vector however indexed
+    q = emb.encode_queries(["when does the euro batch close?"])[0]
+    assert q @ v[0] > q @ v[2]
