@@ -41,8 +41,9 @@ def main() -> int:
     lines = [
         "# Evidence resolution: agreement with the bundled cases",
         "",
-        f"`resolve` on {len(results)} {which} cases of `datasets/opscorpus/cases.jsonl`: the evidence handed in "
-        "is each case's minimum evidence set plus its reject list (each item read as its document section), "
+        f"`resolve` on {len(results)} {which} cases of `datasets/opscorpus/cases.jsonl`: "
+        "the evidence handed in is each case's minimum evidence set plus its reject list "
+        "(each item read as its document section), "
         "as the case's caller at its `as_of`. Columns: the decided value normalises to the expected one; "
         "the selected doc ids equal the case's evidence set; every source the case rejects is rejected "
         "with the case's reason. Rows per case tag (a case counts under each of its tags).",

@@ -42,7 +42,9 @@ def case_evidence(case: EvidenceCase, documents: Mapping[str, Document]) -> list
     refs += [(r.doc_id, r.anchor) for r in case.reject]
     for doc_id, anchor in refs:
         if doc_id not in documents:
-            raise ValidationError(f"case {case.id} names {doc_id}, which is not in the documents", field="doc_id")
+            raise ValidationError(
+                f"case {case.id} names {doc_id}, which is not in the documents", field="doc_id"
+            )
         out.append(Evidence.from_document(documents[doc_id], anchor))
     return out
 
@@ -85,8 +87,11 @@ def compare(case: EvidenceCase, record: DecisionRecord) -> CaseAgreement:
     if not selected_ok:
         problems.append(f"selected {sorted(got)}, case has {sorted(want)}")
     reasons = record.reasons()
-    wrong = [f"{r.doc_id}: {reasons.get(r.doc_id, 'not rejected')} (case: {r.reason})" for r in case.reject
-             if reasons.get(r.doc_id) != r.reason]
+    wrong = [
+        f"{r.doc_id}: {reasons.get(r.doc_id, 'not rejected')} (case: {r.reason})"
+        for r in case.reject
+        if reasons.get(r.doc_id) != r.reason
+    ]
     if wrong:
         problems.append("reasons " + "; ".join(wrong))
     return CaseAgreement(case.id, case.tags, value_ok, selected_ok, not wrong, problems)
@@ -94,8 +99,10 @@ def compare(case: EvidenceCase, record: DecisionRecord) -> CaseAgreement:
 
 def agreement_table(results: Sequence[CaseAgreement], tags: Sequence[str]) -> str:
     """A Markdown table per tag: cases, value correct, selected set equal, rejected reasons agree."""
-    lines = ["| tag | cases | decision value correct | selected set equal | rejected reasons agree | all three |",
-             "|---|---|---|---|---|---|"]
+    lines = [
+        "| tag | cases | decision value correct | selected set equal | rejected reasons agree | all three |",
+        "|---|---|---|---|---|---|",
+    ]
     groups = [("all", list(results))] + [(t, [r for r in results if t in r.tags]) for t in tags]
     for tag, rows in groups:
         if not rows:
@@ -105,7 +112,9 @@ def agreement_table(results: Sequence[CaseAgreement], tags: Sequence[str]) -> st
         def cell(k: int, n: int = n) -> str:
             return f"{k}/{n} ({k / n:.0%})"
 
-        lines.append(f"| {tag} | {n} | {cell(sum(r.value_ok for r in rows))} | "
-                     f"{cell(sum(r.selected_ok for r in rows))} | {cell(sum(r.reasons_ok for r in rows))} | "
-                     f"{cell(sum(r.agrees for r in rows))} |")
+        lines.append(
+            f"| {tag} | {n} | {cell(sum(r.value_ok for r in rows))} | "
+            f"{cell(sum(r.selected_ok for r in rows))} | {cell(sum(r.reasons_ok for r in rows))} | "
+            f"{cell(sum(r.agrees for r in rows))} |"
+        )
     return "\n".join(lines)

@@ -564,6 +564,8 @@ class _Resolver:
             for v in values:
                 a, b = sentence_at(text, v.start) if self.forms else (v.start, v.end)
                 sentence = text[a:b]
+                if sentence.lstrip().startswith("#"):
+                    continue  # a heading (a comment's timestamp, a section title) is not a claim
                 words = {
                     _stem(w) for w in re.findall(r"[a-z][a-z0-9_-]*", sentence.lower().replace("'s", ""))
                 }
@@ -701,7 +703,8 @@ class _Resolver:
     def links(self, winner: _Item | None) -> None:
         alive = self.alive()
         if winner is not None:
-            path = self._hop_path(winner, alive)
+            reachable = [i for i in self.items if i.state != "rejected" or i.reason == "lower_authority"]
+            path = self._hop_path(winner, reachable)
             for h in path:
                 if h.state == "rejected" and h.reason != "lower_authority":
                     continue
@@ -743,6 +746,11 @@ class _Resolver:
                 it.reject("neighbouring_fact", what)
 
     def _hop_path(self, winner: _Item, alive: list[_Item]) -> list[_Item]:
+        """Items on a link path from any item naming a question identifier to ``winner``.
+
+        Edges: ``envelope.links`` or the doc id written in the text (case-insensitive).
+        Each naming item is searched from separately and the paths are united.
+        """
         if not self.ids:
             return []
         starts = [
@@ -750,25 +758,26 @@ class _Resolver:
             for i in alive
             if i is not winner and any(_mentions(i.ev.envelope.title + "\n" + i.ev.text, x) for x in self.ids)
         ]
-        parent: dict[int, int | None] = {id(s): None for s in starts}
-        queue = deque(starts)
-        by_id = {id(i): i for i in alive}
-        while queue:
-            cur = queue.popleft()
-            if cur is winner:
-                path = []
-                node: int | None = parent[id(cur)]
-                while node is not None:
-                    path.append(by_id[node])
-                    node = parent[node]
-                return path
-            for nxt in alive:
-                if id(nxt) in parent:
-                    continue
-                if nxt.ev.doc_id in cur.ev.envelope.links or _mentions(cur.ev.text, nxt.ev.doc_id):
-                    parent[id(nxt)] = id(cur)
-                    queue.append(nxt)
-        return []
+        on_path: list[_Item] = []
+        for start in starts:
+            parent: dict[int, _Item | None] = {id(start): None}
+            queue = deque([start])
+            while queue:
+                cur = queue.popleft()
+                if cur is winner:
+                    node = parent[id(cur)]
+                    while node is not None:
+                        if node not in on_path:
+                            on_path.append(node)
+                        node = parent[id(node)]
+                    break
+                for nxt in alive:
+                    if id(nxt) not in parent and (
+                        nxt.ev.doc_id in cur.ev.envelope.links or _mentions(cur.ev.text, nxt.ev.doc_id)
+                    ):
+                        parent[id(nxt)] = cur
+                        queue.append(nxt)
+        return on_path
 
     # -- the record -----------------------------------------------------------------------
     def record(self) -> DecisionRecord:

@@ -277,7 +277,7 @@ _ASK_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
         ("time",),
     ),
     (r"\bstatus\b|\bwhere does it stand\b|\bstate of\b", ("status",)),
-    (r"\bwho\b|\bwhose\b|\bapprover\b|\bsigned off\b|\bowner\b", ("person",)),
+    (r"\bwho\b|\bwhose\b|\bsigned off\b", ("person",)),
     (
         r"\bwhich (commit|ticket|rollout|function|build|change|key|code|error|account|version)\b"
         r"|\b(commit|ticket key|rollout id|function name|build number|error code)\b",
