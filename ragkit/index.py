@@ -1,24 +1,26 @@
-"""The persisted index: chunks, envelopes, BM25, embeddings and faiss in one folder.
+"""The persisted index: segments of chunks, envelopes, BM25 postings and embeddings.
 
 An :class:`Index` holds every retrievable chunk (one *row* each), its parent
 sections, the documents with their envelopes, a BM25 retriever and a dense
-retriever over the same rows. It is built once, saved to a folder, and reloaded
-without re-encoding anything.
+retriever over the same rows. It is built once, saved to a folder, reopened
+without re-encoding anything, and kept fresh by :meth:`Index.sync`.
 
-Folder layout (``manifest.json`` describes and checksums the rest)::
+Freshness without rebuilds: rows live in immutable *segments* (one per build or
+sync). An update adds one small segment for the new and changed documents and
+marks the old rows of changed and deleted documents dead; nothing else is
+re-chunked, re-encoded or re-tokenised. BM25 statistics (N, avgdl, df) are taken
+over live rows at query time, so scores always equal a rebuild's
+(:class:`~ragkit.lexical.SegmentedBM25`). Small segments are merged, and dead rows
+dropped, by copying counts and vectors (never re-encoding) when there are more
+than :data:`MAX_SEGMENTS` segments or a quarter of the rows are dead.
 
-    manifest.json    ragkit version, models and versions, chunker and BM25 settings,
-                     corpus fingerprint, per-document fingerprints, file checksums,
-                     deletion log (tombstones)
-    documents.jsonl  envelope + full text per document
-    chunks.jsonl     parent sections and retrievable chunks
-    vectors.npy      one embedding per retrievable chunk (row order)
+Snapshot reads: every update builds a new immutable :class:`Snapshot` and swaps it
+in with one assignment. A reader that takes ``index.snapshot()`` once (the funnel
+does) sees one version throughout, old or new, never a mix.
 
-Saving is atomic: the new index is written to a temporary sibling folder and
-renamed into place, so a crash mid-save leaves the previous index readable.
-:meth:`Index.sync` brings an index up to date with a folder: new and changed
-documents are chunked and encoded, removed ones deleted; unchanged documents are
-never re-encoded.
+Durability: :meth:`Index.save` writes only segments not yet on disk, then a new
+generation manifest, then the ``CURRENT`` commit point (see :mod:`ragkit.storage`);
+a crash at any step leaves the previous or the new version loadable.
 
 Example:
     >>> idx = Index.build(docs)                          # doctest: +SKIP
@@ -33,25 +35,32 @@ import datetime as dt
 import hashlib
 import json
 import os
-import shutil
-import tempfile
+import threading
+import uuid
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ragkit import storage
 from ragkit.chunking import ChunkerSettings, chunk_documents
 from ragkit.errors import IndexStateError, ValidationError
 from ragkit.fusion import Ranking
+from ragkit.lexical import Postings, SegmentedBM25, tokenize
 from ragkit.records import Chunk, Document, Envelope
 from ragkit.scope import Filters, Scope, scope_mask
 
-__all__ = ["Index", "IndexSettings", "SyncReport", "FORMAT_VERSION"]
+__all__ = ["Index", "IndexSettings", "Snapshot", "Segment", "SyncReport", "FORMAT_VERSION", "MAX_SEGMENTS"]
 
-FORMAT_VERSION = 1
-_FILES = ("documents.jsonl", "chunks.jsonl", "vectors.npy")
+FORMAT_VERSION = 2
+#: More segments than this triggers a merge of the smaller ones.
+MAX_SEGMENTS = 8
+#: A dead-row fraction above this triggers a full merge (compaction).
+MAX_DEAD_FRACTION = 0.25
+_SEGMENT_FILES = ("documents.jsonl", "chunks.jsonl", "vectors.npy", "postings.npz", "vocab.txt")
 
 
 @dataclass(frozen=True)
@@ -81,7 +90,7 @@ class IndexSettings:
 
 @dataclass
 class SyncReport:
-    """What :meth:`Index.sync` changed."""
+    """What :meth:`Index.sync` changed (doc ids), and how many chunks were encoded."""
 
     added: list[str] = field(default_factory=list)
     updated: list[str] = field(default_factory=list)
@@ -89,23 +98,35 @@ class SyncReport:
     unchanged: int = 0
     encoded_rows: int = 0
 
+    @property
+    def changed(self) -> bool:
+        return bool(self.added or self.updated or self.deleted)
+
     def __str__(self) -> str:
         return (f"added {len(self.added)}, updated {len(self.updated)}, deleted {len(self.deleted)}, "
                 f"unchanged {self.unchanged} documents; encoded {self.encoded_rows} chunks")
 
 
+def _now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat()
+
+
 def _doc_fingerprint(doc: Document) -> str:
+    """Content hash of a document: envelope (without load-time fields) and text."""
     env = {k: v for k, v in doc.envelope.to_mapping().items() if k not in ("source_path", "ingested_at")}
     payload = json.dumps(env, sort_keys=True, default=str) + "\0" + doc.text
     return hashlib.sha1(payload.encode()).hexdigest()
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+def _source_changed_at(doc: Document) -> str | None:
+    """When the source last changed: the file's mtime, else the envelope's ``ingested_at``."""
+    path = doc.envelope.source_path
+    if path:
+        try:
+            return dt.datetime.fromtimestamp(os.stat(path).st_mtime, dt.timezone.utc).isoformat()
+        except OSError:
+            pass
+    return doc.envelope.ingested_at.isoformat() if doc.envelope.ingested_at else None
 
 
 def _chunk_to_json(c: Chunk) -> dict[str, Any]:
@@ -142,48 +163,297 @@ class _LazyEmbedder:
         return self.get().encode(texts, **kwargs)
 
 
+def _encode_query(embedder: Any, query: str) -> np.ndarray:
+    """The query's vector: ``encode_queries`` when the model has one (a retrieval instruction)."""
+    target = embedder.get() if isinstance(embedder, _LazyEmbedder) else embedder
+    encode = getattr(target, "encode_queries", None) or target.encode
+    return np.asarray(encode([query]), dtype=np.float32).reshape(1, -1)
+
+
+class Segment:
+    """One immutable batch of documents with their sections, rows, vectors and BM25 postings."""
+
+    def __init__(self, name: str, documents: Sequence[Document], chunks: Sequence[Chunk],
+                 vectors: np.ndarray, postings: Postings | None = None, *,
+                 settings: IndexSettings | None = None) -> None:
+        self.name = name
+        self.documents = list(documents)
+        self.sections = [c for c in chunks if c.kind == "section"]
+        self.rows = [c for c in chunks if c.kind == "chunk"]
+        self.vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        if self.vectors.ndim != 2 or len(self.vectors) != len(self.rows):
+            raise IndexStateError(f"segment {name}: {len(self.rows)} chunks but vectors of shape "
+                                  f"{self.vectors.shape}; the index is inconsistent, rebuild it")
+        if postings is None:
+            s = settings or IndexSettings()
+            postings = Postings.from_tokens([tokenize(c.contextual_text(), stemmer=s.bm25_stemmer,
+                                                      stopwords=s.bm25_stopwords) for c in self.rows])
+        if len(postings) != len(self.rows):
+            raise IndexStateError(f"segment {name}: {len(self.rows)} chunks but postings for "
+                                  f"{len(postings)}; the index is inconsistent, rebuild it")
+        self.postings = postings
+        self._dense: Any = None
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def dense(self, kind: str) -> Any:
+        """The segment's faiss index (built once; segments never change, so it is shared)."""
+        with self._lock:
+            if self._dense is None:
+                from ragkit.dense import DenseRetriever
+
+                self._dense = DenseRetriever(self.vectors, None, kind=kind if len(self) > 4096 else "flat")
+            return self._dense
+
+    @staticmethod
+    def new_name() -> str:
+        return f"{dt.datetime.now(dt.timezone.utc):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:10]}"
+
+    # -- persistence ----------------------------------------------------------------------
+    def write(self, seg_root: Path) -> dict[str, Any]:
+        """Write into ``seg_root/<name>`` (temp folder, fsync, rename); return its manifest entry."""
+        seg_root.mkdir(parents=True, exist_ok=True)
+        tmp = seg_root / f".tmp-{self.name}"
+        if tmp.exists():
+            import shutil
+
+            shutil.rmtree(tmp)
+        tmp.mkdir()
+        with open(tmp / "documents.jsonl", "w", encoding="utf-8") as fh:
+            for d in self.documents:
+                fh.write(json.dumps({"envelope": d.envelope.to_mapping(), "text": d.text},
+                                    ensure_ascii=False) + "\n")
+        storage.crash_point("save:segment-partial")
+        with open(tmp / "chunks.jsonl", "w", encoding="utf-8") as fh:
+            for c in [*self.sections, *self.rows]:
+                fh.write(json.dumps(_chunk_to_json(c), ensure_ascii=False) + "\n")
+        np.save(tmp / "vectors.npy", self.vectors)
+        self.postings.save(tmp)
+        for name in _SEGMENT_FILES:
+            storage.fsync_file(tmp / name)
+        storage.fsync_dir(tmp)
+        files = {name: storage.sha256_file(tmp / name) for name in _SEGMENT_FILES}
+        os.replace(tmp, seg_root / self.name)
+        storage.fsync_dir(seg_root)
+        storage.crash_point("save:segment")
+        return {"name": self.name, "rows": len(self), "documents": len(self.documents), "files": files}
+
+    @classmethod
+    def read(cls, seg_root: Path, entry: dict[str, Any], *, verify: bool, root: Path) -> Segment:
+        folder = seg_root / entry["name"]
+        for name in _SEGMENT_FILES:
+            file = folder / name
+            if not file.is_file():
+                raise IndexStateError(f"{file} is missing; {_recover_hint(root)}")
+            if verify and storage.sha256_file(file) != entry["files"].get(name):
+                raise IndexStateError(f"{file} does not match its checksum in the generation manifest "
+                                      f"(damaged or edited by hand); {_recover_hint(root)}")
+        try:
+            docs = []
+            for line in (folder / "documents.jsonl").read_text(encoding="utf-8").splitlines():
+                rec = json.loads(line)
+                docs.append(Document(Envelope.from_mapping(rec["envelope"]), rec["text"]))
+            by_id = {d.doc_id: d for d in docs}
+            chunks = []
+            for line in (folder / "chunks.jsonl").read_text(encoding="utf-8").splitlines():
+                rec = json.loads(line)
+                text = by_id[rec["doc_id"]].text[rec["start"]:rec["end"]]
+                chunks.append(Chunk(text=text, **{**rec, "section_path": tuple(rec["section_path"])}))
+            vectors = np.load(folder / "vectors.npy")
+            postings = Postings.load(folder)
+        except (OSError, ValueError, KeyError, EOFError) as exc:
+            raise IndexStateError(f"{folder} cannot be read ({type(exc).__name__}: {exc}); "
+                                  f"{_recover_hint(root)}") from None
+        return cls(entry["name"], docs, chunks, vectors, postings)
+
+
+def _recover_hint(root: Path) -> str:
+    return (f"recover the newest intact generation with `Index.recover('{root}')` "
+            f"(or `ragkit sync DIR --index {root} --recover`), or rebuild the index")
+
+
+class Snapshot:
+    """One immutable version of an index: every read a caller makes inside one search uses it.
+
+    Rows are the live chunks of all segments in order; ``mask``, ``search_lexical``,
+    ``search_dense``, ``envelope`` and ``parent`` all speak of these row numbers.
+    """
+
+    def __init__(self, segments: Sequence[Segment], doc_home: dict[str, str], settings: IndexSettings,
+                 embedder: Any, generation: int, dim: int) -> None:
+        self.segments = list(segments)
+        self.doc_home = dict(doc_home)
+        self.settings = settings
+        self.generation = generation
+        self._embedder = embedder
+        self._dim = dim
+        self.documents: dict[str, Document] = {}
+        self.sections: dict[str, Chunk] = {}
+        rows: list[Chunk] = []
+        live_parts = []
+        for seg in self.segments:
+            for d in seg.documents:
+                if doc_home.get(d.doc_id) == seg.name:
+                    self.documents[d.doc_id] = d
+            for c in seg.sections:
+                if doc_home.get(c.doc_id) == seg.name:
+                    self.sections[c.chunk_id] = c
+            live = np.fromiter((doc_home.get(c.doc_id) == seg.name for c in seg.rows), dtype=bool,
+                               count=len(seg.rows))
+            live_parts.append(live)
+            rows.extend(c for c, ok in zip(seg.rows, live, strict=True) if ok)
+        self.rows = rows
+        self.live = np.concatenate(live_parts) if live_parts else np.zeros(0, dtype=bool)
+        self.row_slot = np.flatnonzero(self.live)
+        self.slot_row = np.full(len(self.live), -1, dtype=np.int64)
+        self.slot_row[self.row_slot] = np.arange(len(self.row_slot))
+        self._doc_order = list(self.documents)
+        self._envelopes = [self.documents[d].envelope for d in self._doc_order]
+        pos = {d: i for i, d in enumerate(self._doc_order)}
+        self.row_doc = np.fromiter((pos[c.doc_id] for c in rows), dtype=np.int64, count=len(rows))
+        self.lexical = SegmentedBM25([s.postings for s in self.segments], self.live,
+                                     stemmer=settings.bm25_stemmer, stopwords=settings.bm25_stopwords)
+
+    def snapshot(self) -> Snapshot:
+        """Itself (a snapshot is already immutable)."""
+        return self
+
+    @cached_property
+    def row_of(self) -> dict[str, int]:
+        return {c.chunk_id: i for i, c in enumerate(self.rows)}
+
+    @cached_property
+    def vectors(self) -> np.ndarray:
+        """Embeddings of the live rows, in row order."""
+        if not self.segments:
+            return np.zeros((0, self._dim), np.float32)
+        return np.vstack([s.vectors for s in self.segments])[self.row_slot]
+
+    @property
+    def dead_rows(self) -> int:
+        return int(len(self.live) - len(self.rows))
+
+    def stats(self) -> dict[str, Any]:
+        return {"documents": len(self.documents), "sections": len(self.sections), "rows": len(self.rows),
+                "segments": len(self.segments), "dead_rows": self.dead_rows, "generation": self.generation,
+                "chunker": self.settings.chunker.method}
+
+    def mask(self, scope: Scope, filters: Filters | None = None) -> np.ndarray:
+        """Rows the caller may see under ``filters`` (computed from envelopes, before ranking)."""
+        return scope_mask(self._envelopes, self.row_doc, scope, filters)
+
+    def envelope(self, row: int) -> Envelope:
+        return self._envelopes[int(self.row_doc[row])]
+
+    def _slot_mask(self, mask: np.ndarray | None) -> np.ndarray:
+        if mask is None:
+            return self.live.copy()
+        mask = np.asarray(mask)
+        if mask.dtype != np.bool_ or mask.shape != (len(self.rows),):
+            raise ValidationError(f"mask must be a bool array of shape ({len(self.rows)},), one entry per "
+                                  f"row of this snapshot; got {mask.dtype} {mask.shape}", field="mask")
+        out = np.zeros(len(self.live), dtype=bool)
+        out[self.row_slot] = mask
+        return out
+
+    def _rows(self, slots: Ranking) -> Ranking:
+        return Ranking([int(self.slot_row[s]) for s in slots.ids], list(slots.scores))
+
+    def search_lexical(self, query: str, k: int, mask: np.ndarray | None) -> Ranking:
+        if not self.rows:
+            return Ranking([], [])
+        return self._rows(self.lexical.search(query, k, self._slot_mask(mask)))
+
+    def search_dense(self, query: str, k: int, mask: np.ndarray | None) -> Ranking:
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+            raise ValidationError(f"k={k!r}: ask for at least one result (k >= 1)", field="k")
+        slots = self._slot_mask(mask)
+        if not slots.any() or not query.strip():
+            return Ranking([], [])
+        q = _encode_query(self._embedder, query)
+        found: list[tuple[float, int]] = []
+        offset = 0
+        for seg in self.segments:
+            part = slots[offset:offset + len(seg)]
+            if part.any():
+                r = seg.dense(self.settings.dense_kind).search(query, int(k), part, query_vector=q)
+                found += [(s, offset + i) for i, s in zip(r.ids, r.scores, strict=True)]
+            offset += len(seg)
+        found.sort(key=lambda x: (-x[0], x[1]))
+        top = found[: int(k)]
+        return Ranking([int(self.slot_row[s]) for _, s in top], [float(x) for x, _ in top])
+
+    def parent(self, row: int) -> Chunk | None:
+        """The parent section of a row (``None`` when its chunker has no sections)."""
+        pid = self.rows[row].parent_id
+        return self.sections.get(pid) if pid else None
+
+
 class Index:
     """Rows (retrievable chunks) with envelopes, BM25 and dense retrievers, and parent sections.
 
-    Build with :meth:`build`, persist with :meth:`save`, reopen with :meth:`load`.
+    Build with :meth:`build`, persist with :meth:`save`, reopen with :meth:`load`, keep
+    fresh with :meth:`sync`. Reads go to the current :class:`Snapshot`; take
+    ``index.snapshot()`` once when a read makes several calls.
     """
 
     def __init__(self, documents: Sequence[Document], chunks: Sequence[Chunk], vectors: np.ndarray,
                  settings: IndexSettings, *, embedder: Any = None, manifest: dict[str, Any] | None = None):
         self.settings = settings
-        self.documents: dict[str, Document] = {d.doc_id: d for d in documents}
-        self.rows: list[Chunk] = [c for c in chunks if c.kind == "chunk"]
-        self.sections: dict[str, Chunk] = {c.chunk_id: c for c in chunks if c.kind == "section"}
-        if len(self.rows) != len(vectors):
-            raise IndexStateError(f"{len(self.rows)} chunks but {len(vectors)} vectors: the index is "
-                                  "inconsistent; rebuild it")
-        self.vectors = np.asarray(vectors, dtype=np.float32)
         self.manifest: dict[str, Any] = manifest or {}
         self._embedder = embedder if embedder is not None else _LazyEmbedder(
             settings.embedder, self.manifest.get("embedder"))
-        self._reindex()
+        self._write_lock = threading.RLock()
+        segment = Segment(Segment.new_name(), documents, chunks, vectors, settings=settings)
+        self._install([segment], {d.doc_id: segment.name for d in documents},
+                      int(self.manifest.get("generation", 0)))
+
+    # -- state ----------------------------------------------------------------------------
+    def _install(self, segments: Sequence[Segment], doc_home: dict[str, str], generation: int) -> None:
+        dim = int(self.manifest.get("embedder", {}).get("dim") or 0) or \
+            (segments[0].vectors.shape[1] if segments and segments[0].vectors.ndim == 2 else 384)
+        self._snap = Snapshot(segments, doc_home, self.settings, self._embedder, generation, dim)
+
+    def snapshot(self) -> Snapshot:
+        """The current immutable version; use it for every read of one search or tool call."""
+        return self._snap
+
+    rows = property(lambda self: self._snap.rows, doc="Live chunks, one per row.")
+    documents = property(lambda self: self._snap.documents, doc="doc_id -> Document (live).")
+    sections = property(lambda self: self._snap.sections, doc="chunk_id -> parent section.")
+    row_doc = property(lambda self: self._snap.row_doc, doc="Row -> document position.")
+    row_of = property(lambda self: self._snap.row_of, doc="chunk_id -> row.")
+    vectors = property(lambda self: self._snap.vectors, doc="Embeddings of live rows.")
+    lexical = property(lambda self: self._snap.lexical, doc="The BM25 scorer of the current snapshot.")
+    segments = property(lambda self: self._snap.segments, doc="Segments of the current snapshot.")
+
+    def stats(self) -> dict[str, Any]:
+        """Counts and model names, for display."""
+        return {**self._snap.stats(), "embedder": self.manifest.get("embedder", {}).get("name")}
+
+    def mask(self, scope: Scope, filters: Filters | None = None) -> np.ndarray:
+        return self._snap.mask(scope, filters)
+
+    def envelope(self, row: int) -> Envelope:
+        return self._snap.envelope(row)
+
+    def search_lexical(self, query: str, k: int, mask: np.ndarray | None) -> Ranking:
+        return self._snap.search_lexical(query, k, mask)
+
+    def search_dense(self, query: str, k: int, mask: np.ndarray | None) -> Ranking:
+        return self._snap.search_dense(query, k, mask)
+
+    def parent(self, row: int) -> Chunk | None:
+        return self._snap.parent(row)
 
     # -- construction ---------------------------------------------------------------------
-    def _reindex(self) -> None:
-        from ragkit.dense import DenseRetriever
-        from ragkit.lexical import BM25Retriever
-
-        self._doc_order = list(self.documents)
-        self._envelopes = [self.documents[d].envelope for d in self._doc_order]
-        pos = {d: i for i, d in enumerate(self._doc_order)}
-        self.row_doc = np.array([pos[c.doc_id] for c in self.rows], dtype=np.int64)
-        self.row_of = {c.chunk_id: i for i, c in enumerate(self.rows)}
-        texts = [c.contextual_text() for c in self.rows]
-        self.lexical = BM25Retriever(texts or [""], stemmer=self.settings.bm25_stemmer,
-                                     stopwords=self.settings.bm25_stopwords) if texts else None
-        self.dense = DenseRetriever(self.vectors.reshape(len(self.rows), -1) if len(self.rows)
-                                    else np.zeros((0, 384), np.float32),
-                                    self._embedder, kind=self.settings.dense_kind)
-
     @staticmethod
     def _encode(chunks: Sequence[Chunk], embedder: Any, progress: bool) -> np.ndarray:
         rows = [c for c in chunks if c.kind == "chunk"]
-        return embedder.encode([c.contextual_text() for c in rows], progress=progress)
+        return np.asarray(embedder.encode([c.contextual_text() for c in rows], progress=progress),
+                          dtype=np.float32)
 
     @classmethod
     def build(cls, documents: Iterable[Document], settings: IndexSettings | None = None, *,
@@ -204,14 +474,15 @@ class Index:
     def _new_manifest(settings: IndexSettings, model: Any, docs: Sequence[Document]) -> dict[str, Any]:
         from ragkit import __version__
 
-        now = dt.datetime.now(dt.timezone.utc).isoformat()
+        now = _now()
         return {
-            "format_version": FORMAT_VERSION, "ragkit_version": __version__,
+            "format_version": FORMAT_VERSION, "ragkit_version": __version__, "generation": 0,
             "embedder": {"name": getattr(model, "name", "custom"),
                          "version": getattr(model, "version", "unknown"),
                          "dim": int(getattr(model, "dim", 0) or 0)},
             "settings": settings.to_json(), "created_at": now, "updated_at": now,
             "indexed_at": {d.doc_id: now for d in docs},
+            "source_changed_at": {d.doc_id: _source_changed_at(d) for d in docs},
             "doc_fingerprints": {d.doc_id: _doc_fingerprint(d) for d in docs},
             "tombstones": [],
         }
@@ -221,55 +492,61 @@ class Index:
              progress: bool = False) -> SyncReport:
         """Make the index match ``documents``: add new, re-encode changed, delete missing ones.
 
-        Unchanged documents keep their vectors (never re-encoded). On any error the index
-        is left as it was.
+        Only new and changed documents are chunked, encoded and tokenised (into one new
+        segment); unchanged ones are untouched. The new version becomes visible to readers
+        in one step; on any error the index is left as it was.
         """
         docs = list(documents)
-        report = SyncReport()
-        fps = self.manifest.setdefault("doc_fingerprints", {})
-        incoming = {d.doc_id: d for d in docs}
-        changed: list[Document] = []
-        for d in docs:
-            fp = _doc_fingerprint(d)
-            if d.doc_id not in self.documents:
-                report.added.append(d.doc_id)
-                changed.append(d)
-            elif fps.get(d.doc_id) != fp:
-                report.updated.append(d.doc_id)
-                changed.append(d)
-            else:
-                report.unchanged += 1
-        if delete_missing:
-            report.deleted = [d for d in self.documents if d not in incoming]
-        drop = set(report.updated) | set(report.deleted)
-        new_chunks = chunk_documents(changed, self.settings.chunker)
-        new_vectors = self._encode(new_chunks, self._embedder, progress) if new_chunks else \
-            np.zeros((0, self.vectors.shape[1] if self.vectors.ndim == 2 else 384), np.float32)
-        report.encoded_rows = int(len(new_vectors))
-        if not changed and not report.deleted:
+        with self._write_lock:
+            snap = self._snap
+            fps = self.manifest.get("doc_fingerprints", {})
+            report = SyncReport()
+            changed: list[Document] = []
+            incoming: set[str] = set()
+            for d in docs:
+                if d.doc_id in incoming:
+                    raise ValidationError(f"sync: doc_id {d.doc_id!r} appears twice; doc ids must be unique",
+                                          field="doc_id")
+                incoming.add(d.doc_id)
+                if d.doc_id not in snap.documents:
+                    report.added.append(d.doc_id)
+                    changed.append(d)
+                elif fps.get(d.doc_id) != _doc_fingerprint(d):
+                    report.updated.append(d.doc_id)
+                    changed.append(d)
+                else:
+                    report.unchanged += 1
+            if delete_missing:
+                report.deleted = [d for d in snap.documents if d not in incoming]
+            if not report.changed:
+                return report
+            segments = list(snap.segments)
+            doc_home = dict(snap.doc_home)
+            if changed:
+                chunks = chunk_documents(changed, self.settings.chunker)
+                vectors = self._encode(chunks, self._embedder, progress)
+                report.encoded_rows = int(len(vectors))
+                segment = Segment(Segment.new_name(), changed, chunks, vectors, settings=self.settings)
+                segments.append(segment)
+                doc_home.update({d.doc_id: segment.name for d in changed})
+            for doc_id in report.deleted:
+                doc_home.pop(doc_id, None)
+            segments = _merge_if_needed(segments, doc_home)
+            now = _now()
+            manifest = json.loads(json.dumps(self.manifest))  # copy: readers never see a half update
+            manifest.setdefault("doc_fingerprints", {})
+            for d in changed:
+                manifest["doc_fingerprints"][d.doc_id] = _doc_fingerprint(d)
+                manifest.setdefault("indexed_at", {})[d.doc_id] = now
+                manifest.setdefault("source_changed_at", {})[d.doc_id] = _source_changed_at(d)
+            for doc_id in report.deleted:
+                for key in ("doc_fingerprints", "indexed_at", "source_changed_at"):
+                    manifest.get(key, {}).pop(doc_id, None)
+                manifest.setdefault("tombstones", []).append({"doc_id": doc_id, "deleted_at": now})
+            manifest["updated_at"] = now
+            self._install(segments, doc_home, snap.generation)
+            self.manifest = manifest
             return report
-        keep = [i for i, c in enumerate(self.rows) if c.doc_id not in drop]
-        now = dt.datetime.now(dt.timezone.utc).isoformat()
-        docs_after = [d for k, d in self.documents.items() if k not in drop] + changed
-        chunks_after = [c for c in self.sections.values() if c.doc_id not in drop] + \
-            [self.rows[i] for i in keep] + list(new_chunks)
-        vectors_after = np.vstack([self.vectors[keep].reshape(len(keep), -1), new_vectors]) \
-            if len(keep) else new_vectors
-        # everything computed: now swap state in one step
-        self.documents = {d.doc_id: d for d in docs_after}
-        self.rows = [c for c in chunks_after if c.kind == "chunk"]
-        self.sections = {c.chunk_id: c for c in chunks_after if c.kind == "section"}
-        self.vectors = np.asarray(vectors_after, dtype=np.float32)
-        for d in changed:
-            fps[d.doc_id] = _doc_fingerprint(d)
-            self.manifest.setdefault("indexed_at", {})[d.doc_id] = now
-        for doc_id in report.deleted:
-            fps.pop(doc_id, None)
-            self.manifest.setdefault("indexed_at", {}).pop(doc_id, None)
-            self.manifest.setdefault("tombstones", []).append({"doc_id": doc_id, "deleted_at": now})
-        self.manifest["updated_at"] = now
-        self._reindex()
-        return report
 
     def add(self, documents: Iterable[Document], *, progress: bool = False) -> SyncReport:
         """Add or update documents; existing documents keep their vectors."""
@@ -283,112 +560,190 @@ class Index:
             raise ValidationError(f"cannot delete unknown doc ids {unknown[:5]}")
         return self.sync([d for k, d in self.documents.items() if k not in gone])
 
+    def compact(self) -> None:
+        """Merge every segment into one, dropping dead rows (nothing is re-encoded)."""
+        with self._write_lock:
+            snap = self._snap
+            if len(snap.segments) > 1 or snap.dead_rows:
+                self._install([_merge(snap.segments, snap.doc_home)], _home_of(snap), snap.generation)
+
     # -- persistence ----------------------------------------------------------------------
     def save(self, path: str | Path) -> Path:
-        """Write the index to ``path`` atomically (temporary folder, then rename)."""
-        target = Path(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=target.parent))
-        try:
-            with open(tmp / "documents.jsonl", "w", encoding="utf-8") as fh:
-                for d in self.documents.values():
-                    fh.write(json.dumps({"envelope": d.envelope.to_mapping(), "text": d.text},
-                                        ensure_ascii=False) + "\n")
-            with open(tmp / "chunks.jsonl", "w", encoding="utf-8") as fh:
-                for c in [*self.sections.values(), *self.rows]:
-                    fh.write(json.dumps(_chunk_to_json(c), ensure_ascii=False) + "\n")
-            np.save(tmp / "vectors.npy", self.vectors)
-            manifest = dict(self.manifest)
-            manifest["settings"] = self.settings.to_json()
-            manifest["counts"] = {"documents": len(self.documents), "sections": len(self.sections),
-                                  "rows": len(self.rows)}
-            manifest["corpus_fingerprint"] = hashlib.sha1(
-                "".join(sorted(manifest.get("doc_fingerprints", {}).values())).encode()).hexdigest()
-            manifest["files"] = {name: _sha256(tmp / name) for name in _FILES}
-            with open(tmp / "manifest.json", "w", encoding="utf-8") as fh:
-                json.dump(manifest, fh, indent=1, sort_keys=True)
-            self.manifest = manifest
-            old = None
-            if target.exists():
-                old = target.with_name(f".{target.name}.old-{os.getpid()}")
-                os.replace(target, old)
-            os.replace(tmp, target)
-            if old is not None:
-                shutil.rmtree(old, ignore_errors=True)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
-        return target
+        """Commit this index to ``path`` as a new generation (crash-safe; see :mod:`ragkit.storage`).
 
-    @classmethod
-    def load(cls, path: str | Path, *, embedder: Any = None, verify: bool = True) -> Index:
-        """Open a saved index; nothing is re-encoded.
-
-        Raises:
-            IndexStateError: missing folder or file, checksum mismatch (damaged file), a
-                format from another ragkit version, or (on first query) an embedder that
-                differs from the one the index was built with.
+        Only segments not already in the folder are written, so saving after a small
+        update costs about the size of the update.
         """
         root = Path(path)
-        if not (root / "manifest.json").is_file():
-            olds = sorted(root.parent.glob(f".{root.name}.old-*")) if root.parent.exists() else []
-            if olds:  # a crash between the two renames of save(): the previous index survives
-                os.replace(olds[-1], root)
-            else:
-                raise IndexStateError(f"{root} is not a ragkit index (no manifest.json); build one "
+        with self._write_lock, storage.writer_lock(root):
+            snap = self._snap
+            seg_root = root / storage.SEGMENTS
+            entries = []
+            known = {s["name"]: s for s in self._saved_entries.get(str(root.resolve()), [])}
+            for seg in snap.segments:
+                if seg.name in known and (seg_root / seg.name).is_dir():
+                    entries.append(known[seg.name])
+                else:
+                    entries.append(seg.write(seg_root))
+            names = storage.generation_names(root)
+            generation = (storage.generation_number(names[-1]) if names else 0) + 1
+            manifest = dict(self.manifest)
+            manifest.update({
+                "format_version": FORMAT_VERSION, "generation": generation, "committed_at": _now(),
+                "settings": self.settings.to_json(), "segments": entries, "doc_home": snap.doc_home,
+                "counts": {"documents": len(snap.documents), "sections": len(snap.sections),
+                           "rows": len(snap.rows), "segments": len(snap.segments),
+                           "dead_rows": snap.dead_rows},
+                "corpus_fingerprint": hashlib.sha1("".join(sorted(
+                    manifest.get("doc_fingerprints", {}).values())).encode()).hexdigest(),
+            })
+            storage.commit_generation(root, manifest)
+            self.manifest = manifest
+            self._saved_entries[str(root.resolve())] = entries
+            self._snap.generation = generation
+            storage.cleanup(root)
+        return root
+
+    @property
+    def _saved_entries(self) -> dict[str, list[dict[str, Any]]]:
+        if not hasattr(self, "_saved"):
+            self._saved: dict[str, list[dict[str, Any]]] = {}
+        return self._saved
+
+    @classmethod
+    def load(cls, path: str | Path, *, embedder: Any = None, verify: bool = True,
+             generation: int | None = None) -> Index:
+        """Open a saved index (the generation ``CURRENT`` names, or ``generation``); nothing is re-encoded.
+
+        Raises:
+            IndexStateError: missing folder, a missing or damaged file (named, with how to
+                recover), a format from another ragkit version, or (on first query) an
+                embedder that differs from the one the index was built with.
+        """
+        root = Path(path)
+        for attempt in range(3):  # a concurrent writer may delete an old generation mid-read
+            cur = storage.current_generation(root)
+            if cur is None:
+                if (root / "manifest.json").is_file():
+                    raise IndexStateError(
+                        f"{root} has index format 1; this ragkit reads format {FORMAT_VERSION}. Rebuild "
+                        f"or upgrade it with `ragkit index DIR --out {root}` (upgrades without "
+                        "re-encoding)")
+                raise IndexStateError(f"{root} is not a ragkit index (no CURRENT file); build one "
                                       f"with `ragkit index DIR --out {root}`")
+            name, sha = cur[0], cur[1] if generation is None else None
+            if generation is not None:
+                name = f"gen-{generation:06d}.json"
+            try:
+                return cls._load_generation(root, name, sha, embedder=embedder, verify=verify)
+            except IndexStateError:
+                if attempt == 2 or generation is not None or storage.current_generation(root) == cur:
+                    raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    @classmethod
+    def _load_generation(cls, root: Path, name: str, sha: str | None, *, embedder: Any,
+                         verify: bool) -> Index:
+        manifest = storage.read_generation(root, name, sha)
+        if manifest.get("format_version") != FORMAT_VERSION:
+            raise IndexStateError(f"{root / name} has index format {manifest.get('format_version')}, this "
+                                  f"ragkit reads format {FORMAT_VERSION}; rebuild the index")
+        try:
+            settings = IndexSettings.from_json(manifest["settings"])
+            entries = list(manifest["segments"])
+            doc_home = dict(manifest["doc_home"])
+        except (KeyError, TypeError) as exc:
+            raise IndexStateError(f"{root / name} lacks {exc}; {_recover_hint(root)}") from None
+        segments = [Segment.read(root / storage.SEGMENTS, e, verify=verify, root=root) for e in entries]
+        lazy = embedder or _LazyEmbedder(settings.embedder, manifest.get("embedder"))
+        index = cls.__new__(cls)
+        index.settings = settings
+        index.manifest = manifest
+        index._embedder = lazy
+        index._write_lock = threading.RLock()
+        index._install(segments, doc_home, int(manifest.get("generation", 0)))
+        index._saved_entries[str(root.resolve())] = entries
+        return index
+
+    @classmethod
+    def recover(cls, path: str | Path, *, embedder: Any = None) -> Index:
+        """Point ``CURRENT`` at the newest generation that loads and verifies, and return it.
+
+        Raises:
+            IndexStateError: no generation in the folder is intact (rebuild the index).
+        """
+        root = Path(path)
+        problems = []
+        with storage.writer_lock(root):
+            for name in reversed(storage.generation_names(root)):
+                try:
+                    index = cls._load_generation(root, name, None, embedder=embedder, verify=True)
+                except IndexStateError as exc:
+                    problems.append(str(exc))
+                    continue
+                data = (root / name).read_bytes()
+                storage.write_durable(root / "CURRENT",
+                                      f"{name} {hashlib.sha256(data).hexdigest()}\n".encode())
+                return index
+        raise IndexStateError(f"no intact generation in {root} ({'; '.join(problems[:2]) or 'none found'});"
+                              " rebuild the index with `ragkit index DIR --out IDX --rebuild`")
+
+    @classmethod
+    def upgrade(cls, path: str | Path, *, embedder: Any = None) -> Index:
+        """Convert a format-1 index folder to the current format in place, without re-encoding."""
+        root = Path(path)
         try:
             manifest = json.loads((root / "manifest.json").read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as exc:
-            raise IndexStateError(f"{root}/manifest.json is damaged ({exc}); rebuild the index") from None
-        if manifest.get("format_version") != FORMAT_VERSION:
-            raise IndexStateError(f"{root} has index format {manifest.get('format_version')}, this "
-                                  f"ragkit reads format {FORMAT_VERSION}; rebuild the index")
-        for name in _FILES:
-            file = root / name
-            if not file.is_file():
-                raise IndexStateError(f"{file} is missing; rebuild the index")
-            if verify and _sha256(file) != manifest.get("files", {}).get(name):
-                raise IndexStateError(f"{file} does not match its checksum in manifest.json (damaged "
-                                      "or edited by hand); rebuild the index")
-        settings = IndexSettings.from_json(manifest["settings"])
-        docs = []
-        for line in (root / "documents.jsonl").read_text(encoding="utf-8").splitlines():
-            rec = json.loads(line)
-            docs.append(Document(Envelope.from_mapping(rec["envelope"]), rec["text"]))
-        by_id = {d.doc_id: d for d in docs}
-        chunks = []
-        for line in (root / "chunks.jsonl").read_text(encoding="utf-8").splitlines():
-            rec = json.loads(line)
-            text = by_id[rec["doc_id"]].text[rec["start"]:rec["end"]]
-            chunks.append(Chunk(text=text, **{**rec, "section_path": tuple(rec["section_path"])}))
-        vectors = np.load(root / "vectors.npy")
+            settings = IndexSettings.from_json(manifest["settings"])
+            docs = [Document(Envelope.from_mapping(r["envelope"]), r["text"]) for r in
+                    map(json.loads, (root / "documents.jsonl").read_text(encoding="utf-8").splitlines())]
+            by_id = {d.doc_id: d for d in docs}
+            chunks = []
+            for rec in map(json.loads, (root / "chunks.jsonl").read_text(encoding="utf-8").splitlines()):
+                text = by_id[rec["doc_id"]].text[rec["start"]:rec["end"]]
+                chunks.append(Chunk(text=text, **{**rec, "section_path": tuple(rec["section_path"])}))
+            vectors = np.load(root / "vectors.npy")
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise IndexStateError(f"{root}: cannot upgrade the format-1 index ({exc}); rebuild it") from None
+        manifest.update({"format_version": FORMAT_VERSION, "generation": 0})
+        manifest.setdefault("source_changed_at", {d.doc_id: _source_changed_at(d) for d in docs})
         lazy = embedder or _LazyEmbedder(settings.embedder, manifest.get("embedder"))
-        return cls(docs, chunks, vectors, settings, embedder=lazy, manifest=manifest)
+        index = cls(docs, chunks, vectors, settings, embedder=lazy, manifest=manifest)
+        index.save(root)
+        return index
 
-    # -- reading --------------------------------------------------------------------------
-    def stats(self) -> dict[str, Any]:
-        """Counts and model names, for display."""
-        return {"documents": len(self.documents), "sections": len(self.sections), "rows": len(self.rows),
-                "embedder": self.manifest.get("embedder", {}).get("name"),
-                "chunker": self.settings.chunker.method}
 
-    def mask(self, scope: Scope, filters: Filters | None = None) -> np.ndarray:
-        """Rows the caller may see under ``filters`` (computed from envelopes, before ranking)."""
-        return scope_mask(self._envelopes, self.row_doc, scope, filters)
+def _home_of(snap: Snapshot) -> dict[str, str]:
+    return dict(snap.doc_home)
 
-    def envelope(self, row: int) -> Envelope:
-        return self._envelopes[int(self.row_doc[row])]
 
-    def search_lexical(self, query: str, k: int, mask: np.ndarray | None) -> Ranking:
-        if self.lexical is None:
-            return Ranking([], [])
-        return self.lexical.search(query, k, mask)
+def _merge(segments: Sequence[Segment], doc_home: dict[str, str]) -> Segment:
+    """One segment holding the live documents, rows, vectors and postings of ``segments``."""
+    name = Segment.new_name()
+    docs, chunks, vectors, parts = [], [], [], []
+    for seg in segments:
+        docs += [d for d in seg.documents if doc_home.get(d.doc_id) == seg.name]
+        chunks += [c for c in seg.sections if doc_home.get(c.doc_id) == seg.name]
+        keep = np.array([i for i, c in enumerate(seg.rows) if doc_home.get(c.doc_id) == seg.name],
+                        dtype=np.int64)
+        chunks += [seg.rows[i] for i in keep]
+        vectors.append(seg.vectors[keep])
+        parts.append((seg.postings, keep))
+    for d in docs:
+        doc_home[d.doc_id] = name
+    return Segment(name, docs, chunks, np.vstack(vectors), Postings.merge(parts))
 
-    def search_dense(self, query: str, k: int, mask: np.ndarray | None) -> Ranking:
-        return self.dense.search(query, k, mask)
 
-    def parent(self, row: int) -> Chunk | None:
-        """The parent section of a row (``None`` when its chunker has no sections)."""
-        pid = self.rows[row].parent_id
-        return self.sections.get(pid) if pid else None
+def _merge_if_needed(segments: list[Segment], doc_home: dict[str, str]) -> list[Segment]:
+    """Merge policy: compact everything when a quarter of the rows are dead; otherwise merge
+    all but the largest segment when there are more than :data:`MAX_SEGMENTS`."""
+    segments = [s for s in segments if any(doc_home.get(d.doc_id) == s.name for d in s.documents)]
+    total = sum(len(s) for s in segments)
+    live = sum(1 for s in segments for c in s.rows if doc_home.get(c.doc_id) == s.name)
+    if total and (total - live) > MAX_DEAD_FRACTION * total:
+        return [_merge(segments, doc_home)]
+    if len(segments) > MAX_SEGMENTS:
+        largest = max(segments, key=len)
+        rest = [s for s in segments if s is not largest]
+        return [largest, _merge(rest, doc_home)]
+    return segments

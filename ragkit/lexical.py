@@ -32,15 +32,17 @@ from __future__ import annotations
 
 import math
 import re
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 
 from ragkit.errors import ValidationError
 from ragkit.fusion import Param, Ranking
 
-__all__ = ["BM25_PARAMS", "ENGINES", "BM25Retriever", "tokenize"]
+__all__ = ["BM25_PARAMS", "ENGINES", "BM25Retriever", "Postings", "SegmentedBM25", "tokenize"]
 
 #: BM25's tunable parameters (Lucene/Elasticsearch defaults are k1=1.2, b=0.75).
 BM25_PARAMS: Mapping[str, Param] = {
@@ -257,6 +259,211 @@ class BM25Retriever:
                 field="mask",
             )
         return mask
+
+
+# ---------------------------------------------------------------- segments
+
+
+class Postings:
+    """Term frequencies of one immutable batch of rows (a *segment*), column-major.
+
+    Only raw counts are stored (``tf`` per row and term, row lengths), never scores, so
+    the corpus statistics BM25 needs (N, avgdl, df) are computed at query time over the
+    rows that are live *now*: adding a segment or deleting rows never leaves a stale
+    idf behind, and scores always equal those of a rebuild on the live rows.
+
+    Example:
+        >>> p = Postings.from_tokens([["a", "b", "a"], ["b"]])
+        >>> p.column("a")
+        (array([0], dtype=int32), array([2.], dtype=float32))
+        >>> p.lengths.tolist()
+        [3.0, 1.0]
+    """
+
+    def __init__(self, vocab: Sequence[str], indptr: np.ndarray, indices: np.ndarray,
+                 data: np.ndarray, lengths: np.ndarray) -> None:
+        self.vocab = list(vocab)
+        self.term_id = {t: i for i, t in enumerate(self.vocab)}
+        self.indptr = np.asarray(indptr, dtype=np.int64)
+        self.indices = np.asarray(indices, dtype=np.int32)
+        self.data = np.asarray(data, dtype=np.float32)
+        self.lengths = np.asarray(lengths, dtype=np.float32)
+        if len(self.indptr) != len(self.vocab) + 1 or len(self.indices) != len(self.data):
+            raise ValidationError("Postings: inconsistent arrays (indptr must have len(vocab) + 1 "
+                                  "entries, indices and data the same length)")
+
+    def __len__(self) -> int:
+        return len(self.lengths)
+
+    @classmethod
+    def from_tokens(cls, rows: Sequence[Sequence[str]]) -> Postings:
+        """Count the tokens of each row (row ``i`` of the segment is ``rows[i]``)."""
+        term_id: dict[str, int] = {}
+        cols: list[int] = []
+        row_ids: list[int] = []
+        tfs: list[int] = []
+        for r, tokens in enumerate(rows):
+            for term, tf in Counter(tokens).items():
+                cols.append(term_id.setdefault(term, len(term_id)))
+                row_ids.append(r)
+                tfs.append(tf)
+        lengths = np.array([len(t) for t in rows], dtype=np.float32)
+        return cls._from_triples(list(term_id), np.array(cols, np.int64), np.array(row_ids, np.int32),
+                                 np.array(tfs, np.float32), lengths)
+
+    @classmethod
+    def _from_triples(cls, vocab: list[str], cols: np.ndarray, rows: np.ndarray, tfs: np.ndarray,
+                      lengths: np.ndarray) -> Postings:
+        order = np.lexsort((rows, cols))
+        counts = np.bincount(cols, minlength=len(vocab)) if len(cols) else np.zeros(len(vocab), np.int64)
+        indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        return cls(vocab, indptr, rows[order], tfs[order], lengths)
+
+    def column(self, term: str) -> tuple[np.ndarray, np.ndarray]:
+        """``(rows, tf)`` of the rows containing ``term`` (empty arrays if none)."""
+        t = self.term_id.get(term)
+        if t is None:
+            return np.zeros(0, np.int32), np.zeros(0, np.float32)
+        lo, hi = self.indptr[t], self.indptr[t + 1]
+        return self.indices[lo:hi], self.data[lo:hi]
+
+    @staticmethod
+    def merge(parts: Sequence[tuple[Postings, np.ndarray]]) -> Postings:
+        """One segment from the kept rows of several (``(postings, kept_rows)`` pairs, in order).
+
+        Nothing is re-tokenised: counts are copied and row ids renumbered.
+        """
+        vocab: dict[str, int] = {}
+        cols, rows, tfs, lengths = [], [], [], []
+        offset = 0
+        for postings, keep in parts:
+            keep = np.asarray(keep, dtype=np.int64)
+            new_id = np.full(len(postings), -1, dtype=np.int64)
+            new_id[keep] = np.arange(len(keep)) + offset
+            remap = np.array([vocab.setdefault(t, len(vocab)) for t in postings.vocab], dtype=np.int64)
+            col_of = np.repeat(np.arange(len(postings.vocab)), np.diff(postings.indptr))
+            moved = new_id[postings.indices]
+            ok = moved >= 0
+            cols.append(remap[col_of[ok]] if len(remap) else col_of[ok])
+            rows.append(moved[ok])
+            tfs.append(postings.data[ok])
+            lengths.append(postings.lengths[keep])
+            offset += len(keep)
+        empty_i, empty_f = np.zeros(0, np.int64), np.zeros(0, np.float32)
+        return Postings._from_triples(
+            list(vocab), np.concatenate(cols) if cols else empty_i,
+            (np.concatenate(rows) if rows else empty_i).astype(np.int32),
+            np.concatenate(tfs) if tfs else empty_f, np.concatenate(lengths) if lengths else empty_f)
+
+    def save(self, folder: Path) -> list[str]:
+        """Write ``postings.npz`` and ``vocab.txt`` into ``folder``; returns the file names."""
+        with open(folder / "postings.npz", "wb") as fh:
+            np.savez(fh, indptr=self.indptr, indices=self.indices, data=self.data, lengths=self.lengths)
+        (folder / "vocab.txt").write_text("".join(t + "\n" for t in self.vocab), encoding="utf-8")
+        return ["postings.npz", "vocab.txt"]
+
+    @classmethod
+    def load(cls, folder: Path) -> Postings:
+        """Read what :meth:`save` wrote."""
+        vocab = (folder / "vocab.txt").read_text(encoding="utf-8").split("\n")[:-1]
+        with np.load(folder / "postings.npz") as z:
+            return cls(vocab, z["indptr"], z["indices"], z["data"], z["lengths"])
+
+
+class SegmentedBM25:
+    """BM25 (Lucene variant, as :class:`BM25Retriever`) over several segments with live-row masks.
+
+    Row ``i`` of segment ``s`` is *slot* ``offset[s] + i`` of one slot space; a slot is
+    searched only where ``live`` is True. N, avgdl and every df are taken over live
+    slots at query time, so the scores equal those of a :class:`BM25Retriever` built
+    from scratch on the live rows' texts (tested in ``tests/test_lexical.py``): there
+    is no statistics drift to reconcile, and merging segments changes no score.
+
+    Example:
+        >>> a = Postings.from_tokens([tokenize("acme-9 ledger"), tokenize("old text")])
+        >>> b = Postings.from_tokens([tokenize("acme-9 ledger ledger")])
+        >>> bm25 = SegmentedBM25([a, b], np.array([True, False, True]))
+        >>> bm25.search("ledger", k=5).ids  # slot 1 is deleted
+        [2, 0]
+    """
+
+    def __init__(self, segments: Sequence[Postings], live: np.ndarray, *,
+                 stemmer: str | None = "english", stopwords: str | Iterable[str] | None = "en",
+                 k1: float = BM25_PARAMS["k1"].default, b: float = BM25_PARAMS["b"].default) -> None:
+        self.segments = list(segments)
+        self.offsets = np.cumsum([0] + [len(s) for s in self.segments])
+        self.live = np.asarray(live, dtype=bool)
+        if self.live.shape != (int(self.offsets[-1]),):
+            raise ValidationError(f"SegmentedBM25: live has shape {self.live.shape}; expected "
+                                  f"({int(self.offsets[-1])},), one entry per slot")
+        self.k1 = float(BM25_PARAMS["k1"].check(k1, owner="SegmentedBM25"))
+        self.b = float(BM25_PARAMS["b"].check(b, owner="SegmentedBM25"))
+        self._stem = _stemmer(stemmer)
+        self._stop = _stopword_set(stopwords)
+        self._live_by_seg = [self.live[lo:hi] for lo, hi in zip(self.offsets[:-1], self.offsets[1:],
+                                                                strict=True)]
+        self.n_live = int(self.live.sum())
+        total = sum(float(s.lengths[m].sum()) for s, m in zip(self.segments, self._live_by_seg, strict=True))
+        self.avgdl = total / self.n_live if self.n_live else 0.0
+
+    def __len__(self) -> int:
+        return int(self.offsets[-1])
+
+    def tokenize(self, text: str) -> list[str]:
+        return _tokens(text, self._stem, self._stop)
+
+    def df(self, term: str) -> int:
+        """Live rows containing ``term`` (an analysed token)."""
+        return sum(int(m[s.column(term)[0]].sum()) for s, m in zip(self.segments, self._live_by_seg,
+                                                                    strict=True))
+
+    def scores(self, query: str, mask: np.ndarray | None = None) -> np.ndarray:
+        """BM25 score of every slot (float64); 0 outside ``mask``, for dead slots and non-matches."""
+        if not isinstance(query, str):
+            raise ValidationError(f"search: query is a {type(query).__name__}; expected a str",
+                                  field="query")
+        out = np.zeros(len(self), dtype=np.float64)
+        if not self.n_live:
+            return out
+        k1, b, n, avgdl = self.k1, self.b, self.n_live, self.avgdl or 1.0
+        for term, times in Counter(self.tokenize(query)).items():
+            found = []
+            df = 0
+            for s, (seg, live) in enumerate(zip(self.segments, self._live_by_seg, strict=True)):
+                rows, tf = seg.column(term)
+                keep = live[rows]
+                if keep.any():
+                    rows, tf = rows[keep], tf[keep]
+                    df += len(rows)
+                    found.append((s, rows, tf))
+            if not df:
+                continue
+            idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+            for s, rows, tf in found:
+                tf64 = tf.astype(np.float64)
+                dl = self.segments[s].lengths[rows].astype(np.float64)
+                out[self.offsets[s] + rows] += times * idf * tf64 / (tf64 + k1 * (1 - b + b * dl / avgdl))
+        if mask is not None:
+            out[~mask] = 0.0
+        return out
+
+    def search(self, query: str, k: int, mask: np.ndarray | None = None) -> Ranking:
+        """The ``k`` best live slots for ``query`` among those allowed by ``mask`` (ties: lower slot)."""
+        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
+            raise ValidationError(f"search: k={k!r}; expected an int >= 1", field="k")
+        if mask is not None and (not isinstance(mask, np.ndarray) or mask.shape != (len(self),)):
+            raise ValidationError(f"search: mask must be a bool array of shape ({len(self)},)",
+                                  field="mask")
+        allowed = self.live if mask is None else (self.live & mask)
+        scores = self.scores(query, allowed)
+        rows = np.flatnonzero((scores > 0) & allowed)
+        row_scores = scores[rows]
+        if len(rows) > k:
+            kth = np.partition(row_scores, len(rows) - k)[len(rows) - k]
+            keep = row_scores >= kth
+            rows, row_scores = rows[keep], row_scores[keep]
+        order = np.lexsort((rows, -row_scores))[:k]
+        return Ranking(rows[order].tolist(), row_scores[order].tolist())
 
 
 # ---------------------------------------------------------------- engines

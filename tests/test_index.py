@@ -1,18 +1,30 @@
+"""Index: save/load, incremental sync by segments, merging, recovery from damage, snapshot reads.
+
+Most tests use the hashing embedder (tests/hashing.py) so they run in seconds; the roundtrip
+with the real bundled model is marked slow.
+"""
+
 from __future__ import annotations
 
 import json
+import threading
 from dataclasses import replace
 
 import numpy as np
 import pytest
 from conftest import FIXTURES, CountingEmbedder
+from hashing import HashEmbedder
 
+from ragkit import index as index_mod
 from ragkit.errors import IndexStateError, ValidationError
+from ragkit.funnel import Funnel
 from ragkit.index import Index
+from ragkit.lexical import BM25Retriever
 from ragkit.loaders import load_corpus
-from ragkit.records import Document
+from ragkit.records import Document, Envelope
+from ragkit.scope import Scope
 
-pytestmark = pytest.mark.slow
+EMB = HashEmbedder()
 
 
 @pytest.fixture
@@ -20,6 +32,12 @@ def docs():
     return load_corpus(FIXTURES / "corpus")[0]
 
 
+def _gen_manifest(root):
+    name = (root / "CURRENT").read_text().split()[0]
+    return json.loads((root / name).read_text())
+
+
+@pytest.mark.slow
 def test_save_load_roundtrip_without_reencoding(tmp_path, docs, embedder):
     counting = CountingEmbedder(embedder)
     idx = Index.build(docs, embedder=counting)
@@ -30,18 +48,32 @@ def test_save_load_roundtrip_without_reencoding(tmp_path, docs, embedder):
     assert counting.encoded == built  # loading encodes nothing
     assert [c.chunk_id for c in again.rows] == [c.chunk_id for c in idx.rows]
     assert np.array_equal(again.vectors, idx.vectors)
-    assert again.sections.keys() == idx.sections.keys()
-    for c in again.rows:
-        assert again.documents[c.doc_id].text[c.start:c.end] == c.text
-    manifest = json.loads((tmp_path / "idx" / "manifest.json").read_text())
+    manifest = _gen_manifest(tmp_path / "idx")
     assert manifest["embedder"]["name"] == embedder.name
+    assert manifest["counts"]["rows"] == len(idx.rows)
+    assert again.search_dense("EUR cutoff", 3, None).ids == idx.search_dense("EUR cutoff", 3, None).ids
+
+
+def test_roundtrip_layout_and_manifest(tmp_path, docs):
+    idx = Index.build(docs, embedder=EMB)
+    idx.save(tmp_path / "idx")
+    root = tmp_path / "idx"
+    assert {p.name for p in root.iterdir()} == {".lock", "CURRENT", "gen-000001.json", "segments"}
+    manifest = _gen_manifest(root)
+    assert manifest["format_version"] == index_mod.FORMAT_VERSION == 2
     assert manifest["counts"]["rows"] == len(idx.rows)
     assert manifest["settings"]["chunker"]["method"] == "structure"
     assert len(manifest["corpus_fingerprint"]) == 40
+    again = Index.load(root, embedder=EMB)
+    assert [c.chunk_id for c in again.rows] == [c.chunk_id for c in idx.rows]
+    assert np.array_equal(again.vectors, idx.vectors)
+    assert again.sections.keys() == idx.sections.keys()
+    for c in again.rows:
+        assert again.documents[c.doc_id].text[c.start:c.end] == c.text
 
 
-def test_sync_encodes_only_new_and_changed(tmp_path, docs, embedder):
-    counting = CountingEmbedder(embedder)
+def test_sync_encodes_only_new_and_changed(docs):
+    counting = CountingEmbedder(EMB)
     idx = Index.build(docs[:-1], embedder=counting)
     before = counting.encoded
     old_vectors = {c.chunk_id: idx.vectors[i] for i, c in enumerate(idx.rows)}
@@ -62,46 +94,160 @@ def test_sync_encodes_only_new_and_changed(tmp_path, docs, embedder):
         idx.delete(["nope"])
 
 
-def test_crash_mid_save_keeps_previous_index(tmp_path, docs, embedder, monkeypatch):
-    idx = Index.build(docs, embedder=embedder)
+def test_save_after_update_writes_only_the_new_segment(tmp_path, docs):
+    idx = Index.build(docs, embedder=EMB)
     idx.save(tmp_path / "idx")
-    idx.sync(docs[:2])
-
-    def boom(*args, **kwargs):
-        raise OSError("disk full")
-
-    monkeypatch.setattr(np, "save", boom)
-    with pytest.raises(OSError, match="disk full"):
-        idx.save(tmp_path / "idx")
-    monkeypatch.undo()
-    reopened = Index.load(tmp_path / "idx", embedder=embedder)
-    assert len(reopened.documents) == len(docs)  # the previous, complete index
-    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".idx.tmp")]
+    segs = tmp_path / "idx" / "segments"
+    first = {p.name: p.stat().st_mtime_ns for p in segs.iterdir()}
+    idx.add([Document(replace(docs[2].envelope, title="Retitled"), docs[2].text)])
+    idx.save(tmp_path / "idx")
+    after = {p.name: p.stat().st_mtime_ns for p in segs.iterdir()}
+    assert set(first) < set(after) and len(after) == 2
+    assert all(after[n] == t for n, t in first.items())  # the base segment was not rewritten
+    assert len(list((tmp_path / "idx").glob("gen-*.json"))) == 2  # current + previous kept
 
 
-def test_damaged_files_and_model_mismatch(tmp_path, docs, embedder):
-    Index.build(docs, embedder=embedder).save(tmp_path / "idx")
+def test_bm25_after_updates_equals_a_rebuild(docs):
+    idx = Index.build(docs[:4], embedder=EMB)
+    idx.add(docs[4:])
+    idx.delete([docs[0].doc_id])
+    idx.add([Document(replace(docs[1].envelope, version="2"), docs[1].text + "\nsettlement settlement\n")])
+    rebuilt = Index.build(list(idx.documents.values()), embedder=EMB)
+    assert len(idx.segments) > 1 or idx.snapshot().dead_rows
+    for query in ["settlement cutoff", "acme-9 EUR", "ops-1423 reconcile_settlement", "jobs"]:
+        got = dict(zip([idx.rows[r].chunk_id for r in idx.search_lexical(query, 100, None).ids],
+                       idx.search_lexical(query, 100, None).scores, strict=True))
+        ref = rebuilt.search_lexical(query, 100, None)
+        want = dict(zip([rebuilt.rows[r].chunk_id for r in ref.ids], ref.scores, strict=True))
+        assert got.keys() == want.keys() and got, query
+        assert all(abs(got[k] - want[k]) < 1e-6 * max(1, want[k]) for k in want), query
+        bm = BM25Retriever([c.contextual_text() for c in idx.rows])  # the bm25s engine agrees
+        assert np.allclose(idx.lexical.scores(query)[idx.snapshot().row_slot], bm.scores(query), atol=1e-5)
+
+
+def test_merge_policy_bounds_segments_and_dead_rows(docs, monkeypatch):
+    monkeypatch.setattr(index_mod, "MAX_SEGMENTS", 3)
+    idx = Index.build(docs, embedder=EMB)
+    for n in range(6):
+        d = docs[n % len(docs)]
+        idx.add([Document(replace(d.envelope, version=f"v{n}"), d.text + f"\nrevision {n}\n")])
+        assert len(idx.segments) <= 3 + 1
+        snap = idx.snapshot()
+        assert snap.dead_rows <= index_mod.MAX_DEAD_FRACTION * len(snap.live) + 1e-9
+    idx.compact()
+    assert len(idx.segments) == 1 and idx.snapshot().dead_rows == 0
+    assert {c.doc_id for c in idx.rows} == {d.doc_id for d in docs}
+
+
+def test_damaged_files_name_the_file_and_recover_to_the_previous_generation(tmp_path, docs):
+    root = tmp_path / "idx"
+    idx = Index.build(docs, embedder=EMB)
+    idx.save(root)
+    idx.add([Document(Envelope("late-doc", title="Late"), "# Late\n\nA late zebra document.\n")])
+    idx.save(root)
+    newest = max((root / "segments").iterdir(), key=lambda p: p.stat().st_mtime_ns)
+    assert "late-doc" in (newest / "documents.jsonl").read_text()
+    vec = newest / "vectors.npy"
+    vec.write_bytes(vec.read_bytes()[:-7])  # truncated vectors
+    with pytest.raises(IndexStateError, match=r"vectors.npy does not match its checksum.*Index.recover"):
+        Index.load(root, embedder=EMB)
+    recovered = Index.recover(root, embedder=EMB)
+    assert "late-doc" not in recovered.documents and len(recovered.documents) == len(docs)
+    assert len(Index.load(root, embedder=EMB).documents) == len(docs)  # CURRENT now points there
+    (root / "segments" / next(iter(recovered.manifest["doc_home"].values())) / "chunks.jsonl").unlink()
+    with pytest.raises(IndexStateError, match="chunks.jsonl is missing"):
+        Index.load(root, embedder=EMB)
+    with pytest.raises(IndexStateError, match="rebuild"):
+        Index.recover(root, embedder=EMB)
+
+
+def test_edited_manifest_is_detected(tmp_path, docs):
+    root = tmp_path / "idx"
+    idx = Index.build(docs, embedder=EMB)
+    idx.save(root)
+    idx.delete([docs[0].doc_id])
+    idx.save(root)
+    gen = root / (root / "CURRENT").read_text().split()[0]
+    gen.write_text(gen.read_text().replace('"rows"', '"rowz"'))
+    with pytest.raises(IndexStateError, match=r"gen-000002.json does not match the checksum"):
+        Index.load(root, embedder=EMB)
+    assert docs[0].doc_id in Index.recover(root, embedder=EMB).documents  # generation 1
     with pytest.raises(IndexStateError, match="not a ragkit index"):
         Index.load(tmp_path / "missing")
-    vec = tmp_path / "idx" / "vectors.npy"
-    data = bytearray(vec.read_bytes())
-    data[-1] ^= 0xFF
-    vec.write_bytes(bytes(data))
-    with pytest.raises(IndexStateError, match="vectors.npy does not match its checksum"):
-        Index.load(tmp_path / "idx")
-    Index.build(docs, embedder=embedder).save(tmp_path / "idx2")
-    man = tmp_path / "idx2" / "manifest.json"
-    m = json.loads(man.read_text())
-    m["embedder"]["version"] = "other"
-    man.write_text(json.dumps(m))
-    idx = Index.load(tmp_path / "idx2")  # loads; the first query checks the model
-    with pytest.raises(IndexStateError, match="built with embedder"):
+
+
+def test_model_mismatch_is_reported_on_first_query(tmp_path, docs):
+    Index.build(docs, embedder=EMB).save(tmp_path / "idx")
+    idx = Index.load(tmp_path / "idx")  # loads; the first dense query checks the model
+    with pytest.raises(IndexStateError, match="built with embedder 'hash-bow'"):
         idx.search_dense("EUR cutoff", 3, None)
-    (tmp_path / "idx2" / "chunks.jsonl").unlink()
-    with pytest.raises(IndexStateError, match="chunks.jsonl is missing"):
-        Index.load(tmp_path / "idx2")
+
+
+def test_format_1_folder_is_refused_then_upgraded_without_reencoding(tmp_path, docs):
+    root = tmp_path / "old"
+    root.mkdir()
+    idx = Index.build(docs, embedder=EMB)
+    with open(root / "documents.jsonl", "w") as fh:
+        for d in docs:
+            fh.write(json.dumps({"envelope": d.envelope.to_mapping(), "text": d.text}) + "\n")
+    with open(root / "chunks.jsonl", "w") as fh:
+        for c in [*idx.sections.values(), *idx.rows]:
+            fh.write(json.dumps(index_mod._chunk_to_json(c)) + "\n")
+    np.save(root / "vectors.npy", idx.vectors)
+    (root / "manifest.json").write_text(json.dumps({**idx.manifest, "format_version": 1}))
+    with pytest.raises(IndexStateError, match="format 1.*ragkit index DIR --out"):
+        Index.load(root)
+    counting = CountingEmbedder(EMB)
+    up = Index.upgrade(root, embedder=counting)
+    assert counting.encoded == 0 and len(up.rows) == len(idx.rows)
+    assert not (root / "manifest.json").exists()
+    assert [c.chunk_id for c in Index.load(root, embedder=EMB).rows] == [c.chunk_id for c in idx.rows]
 
 
 def test_empty_corpus_is_an_error():
     with pytest.raises(ValidationError, match="no documents"):
         Index.build([])
+
+
+def _versioned(tag: str, n: int = 6) -> list[Document]:
+    return [Document(Envelope(f"d{i}", title=f"Doc {i}", version=tag, tenant="acme"),
+                     f"# Doc {i}\n\nmarker{tag} settlement cutoff note {i} for acme.\n") for i in range(n)]
+
+
+def test_concurrent_searches_see_one_version_never_a_mix():
+    """A writer flips every document between versions A and B; readers must never mix them."""
+    idx = Index.build(_versioned("A"), embedder=EMB)
+    funnel = Funnel(idx, reranker=None)
+    stop = threading.Event()
+    errors: list[str] = []
+    searches = [0]
+
+    def writer():
+        flip = 0
+        while not stop.is_set():
+            flip += 1
+            idx.sync(_versioned("B" if flip % 2 else "A", n=6 if flip % 3 else 5))
+
+    def reader():
+        while not stop.is_set():
+            res = funnel.search("settlement cutoff note", scope=Scope("acme"), rerank_mode="none",
+                                deliver=6, candidates=10)
+            tags = {h.envelope.version for h in res.hits} | \
+                {("A" if "markerA" in h.evidence else "B") for h in res.hits}
+            if len(tags) > 1:
+                errors.append(f"mixed versions {tags}")
+            snap = idx.snapshot()
+            tags = {snap.envelope(r).version for r in range(len(snap.rows))}
+            tags |= {("A" if "markerA" in c.text else "B") for c in snap.rows}
+            if len(tags) > 1:
+                errors.append(f"snapshot mixed {tags}")
+            searches[0] += 1
+
+    threads = [threading.Thread(target=writer)] + [threading.Thread(target=reader) for _ in range(2)]
+    for t in threads:
+        t.start()
+    threading.Event().wait(2.0)
+    stop.set()
+    for t in threads:
+        t.join()
+    assert searches[0] > 20 and not errors, errors[:3]
