@@ -31,7 +31,7 @@ import yaml
 from ragkit.errors import LoadError, ValidationError
 from ragkit.records import Document, Envelope
 
-__all__ = ["LoadReport", "Skipped", "load_corpus", "load_file", "SUPPORTED_SUFFIXES"]
+__all__ = ["LoadReport", "Skipped", "load_corpus", "load_file", "SUPPORTED_SUFFIXES", "MAX_FILE_MB"]
 
 SUPPORTED_SUFFIXES = (".md", ".markdown", ".txt", ".html", ".htm", ".py", ".jsonl", ".pdf")
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
@@ -96,8 +96,12 @@ class LoadReport:
         )
 
 
+#: Files larger than this are reported and skipped (split them, or raise ``max_file_mb``).
+MAX_FILE_MB = 10.0
+
+
 def load_corpus(
-    path: str | Path, *, strict: bool = False, progress: bool = False
+    path: str | Path, *, strict: bool = False, progress: bool = False, max_file_mb: float = MAX_FILE_MB
 ) -> tuple[list[Document], LoadReport]:
     """Load every supported file under ``path`` (a folder, walked recursively, or one file).
 
@@ -118,8 +122,13 @@ def load_corpus(
     if not root.exists():
         raise LoadError(str(root), "no such file or folder; check the path (relative paths start "
                         f"from {Path.cwd()})")
-    files = [root] if root.is_file() else sorted(_walk(root))
     report = LoadReport(root=str(root))
+    walk_problems: list[Skipped] = []
+    files = [root] if root.is_file() else sorted(_walk(root, walk_problems))
+    if walk_problems and strict:
+        raise LoadError(walk_problems[0].path, walk_problems[0].reason)
+    report.skipped += walk_problems
+    report.files_seen += len(walk_problems)
     docs: list[Document] = []
     seen: dict[str, str] = {}
     iterator: Iterable[Path] = files
@@ -137,6 +146,7 @@ def load_corpus(
             report.skipped.append(problem)
             continue
         try:
+            _check_size(file, max_file_mb)
             loaded = list(_load_one(file, root if root.is_dir() else file.parent, strict=strict,
                                     report=report))
         except LoadError as exc:
@@ -176,14 +186,41 @@ def _reason(exc: LoadError) -> str:
     return text[len(prefix):] if text.startswith(prefix) else text
 
 
-def _walk(root: Path) -> Iterator[Path]:
-    for item in root.iterdir():
+def _walk(root: Path, problems: list[Skipped], seen: set[Path] | None = None) -> Iterator[Path]:
+    """Files under ``root``; symlink loops and dangling links are reported, never followed twice."""
+    seen = seen if seen is not None else {root.resolve()}
+    try:
+        items = sorted(root.iterdir())
+    except OSError as exc:
+        problems.append(Skipped(str(root), f"cannot list the folder: {exc.strerror or exc}"))
+        return
+    for item in items:
         if item.name.startswith("."):
             continue
-        if item.is_dir():
-            yield from _walk(item)
-        elif item.is_file():
-            yield item
+        try:
+            if item.is_dir():
+                real = item.resolve(strict=True)
+                if real in seen:
+                    problems.append(Skipped(str(item), f"symlink loop: points back to {real}; skipped"))
+                    continue
+                yield from _walk(item, problems, seen | {real})
+            elif item.is_file():
+                yield item
+            elif item.is_symlink():
+                problems.append(Skipped(str(item), "broken symlink or symlink loop; fix or remove the link"))
+        except (OSError, RuntimeError) as exc:
+            problems.append(Skipped(str(item), f"cannot follow: {exc}; fix or remove the link"))
+
+
+def _check_size(file: Path, max_mb: float) -> None:
+    try:
+        size = file.stat().st_size
+    except OSError as exc:
+        raise LoadError(str(file), f"cannot read: {exc.strerror or exc} (deleted or moved while "
+                        "loading?)") from None
+    if size > max_mb * 1e6:
+        raise LoadError(str(file), f"file is {size / 1e6:.1f} MB, over the {max_mb:g} MB limit; split it, "
+                        "or load with a larger max_file_mb")
 
 
 def _default_id(file: Path, root: Path) -> str:
@@ -200,6 +237,12 @@ def _read_text(file: Path) -> str:
         raw = file.read_bytes()
     except OSError as exc:
         raise LoadError(str(file), f"cannot read: {exc.strerror or exc}") from None
+    if not raw.strip():
+        raise LoadError(str(file), "empty file: nothing to index; add text or remove the file")
+    nul = raw.find(b"\x00")
+    if nul >= 0:
+        raise LoadError(str(file), f"binary content (a NUL byte at byte {nul}), not text; remove it or "
+                        "convert it to text", line=raw[:nul].count(b"\n") + 1)
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -97,3 +97,59 @@ def test_hidden_files_are_ignored(tmp_path):
     (tmp_path / "a.md").write_text("# A\n\nvisible\n")
     docs, report = load_corpus(tmp_path)
     assert [d.doc_id for d in docs] == ["a"] and report.files_seen == 1
+
+
+def _bad_corpus(root: Path) -> Path:
+    root.mkdir()
+    (root / "good.md").write_text("---\ndoc_id: good\n---\n# Good\n\nThe EUR cutoff is 15:00.\n")
+    (root / "latin1.md").write_bytes("# Caf\xe9\n".encode("latin-1"))
+    (root / "binary.md").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+    (root / "empty.md").write_text("")
+    (root / "huge.md").write_bytes(b"# Huge\n\n" + b"word " * 10_000_000)  # 50 MB
+    (root / "front.md").write_text("---\ndoc_id: [unclosed\n---\nbody\n")
+    (root / "date.md").write_text("---\ndoc_id: date-doc\npublished_at: 2026-02-30\n---\nbody\n")
+    (root / "zz-dup.md").write_text("---\ndoc_id: good\n---\nsame id again\n")
+    (root / "sub").mkdir()
+    (root / "sub" / "also-good.md").write_text("# Also good\n\ntext\n")
+    (root / "sub" / "loop").symlink_to(root, target_is_directory=True)  # sub/loop -> root: a loop
+    (root / "self.md").symlink_to(root / "self.md")  # a file symlink pointing at itself
+    (root / "vanishing.md").write_text("# Gone soon\n")
+    (root / "locked.md").write_text("# Locked\n")
+    return root
+
+
+def test_broken_file_corpus_indexes_everything_else_and_names_each_problem(tmp_path, monkeypatch):
+    import ragkit.loaders as loaders
+
+    root = _bad_corpus(tmp_path / "bad")
+    real_walk = loaders._walk
+
+    def walk_then_delete(folder, problems, seen=None):  # a file deleted after listing, before reading
+        files = list(real_walk(folder, problems, seen))
+        if folder == root:
+            (root / "vanishing.md").unlink()
+        yield from files
+
+    real_read = Path.read_bytes
+
+    def read_bytes(self):  # tests run as root, where chmod 000 does not stop reads: simulate it
+        if self.name == "locked.md":
+            raise PermissionError(13, "Permission denied")
+        return real_read(self)
+
+    monkeypatch.setattr(loaders, "_walk", walk_then_delete)
+    monkeypatch.setattr(Path, "read_bytes", read_bytes)
+    docs, report = load_corpus(root)
+    assert sorted(d.doc_id for d in docs) == ["good", "sub/also-good"]
+    reasons = {Path(s.path).name: s.reason for s in report.skipped}
+    expected = {
+        "latin1.md": "not valid UTF-8", "binary.md": "binary content", "empty.md": "empty file",
+        "huge.md": "over the 10 MB limit", "front.md": "not valid YAML", "date.md": "published_at",
+        "zz-dup.md": "duplicate doc_id 'good'", "loop": "symlink loop", "self.md": "symlink loop",
+        "vanishing.md": "deleted or moved while loading", "locked.md": "Permission denied",
+    }
+    assert set(reasons) == set(expected), reasons
+    for name, text in expected.items():
+        assert text in reasons[name], (name, reasons[name])
+    assert "2026-02-30" in reasons["date.md"]
+    assert report.documents == 2 and f"skipped {len(expected)}" in str(report)
