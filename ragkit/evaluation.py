@@ -1,9 +1,24 @@
-"""Measuring retrieval apart from the agent, on evidence cases.
+"""Measuring retrieval apart from the agent, on evidence cases (CURRICULUM sections 11 and 12).
 
 The evaluation unit is an evidence case (:class:`ragkit.cases.EvidenceCase`): a task, the
-caller, a snapshot time and the *minimum evidence set*. :func:`candidate_recall` asks the
-first question of CURRICULUM section 11: does the evidence even enter the candidate set at
-this width? That is the ceiling every later stage works under.
+caller, a snapshot time and the *minimum evidence set*. Two entry points:
+
+* :func:`candidate_recall` asks the first question: does the evidence even enter the
+  candidate set at this width? That is the ceiling every later stage works under.
+* :func:`evaluate` runs a placement (the pipeline, or the agent with retrieval as a tool)
+  over a case set, keeps every case's traces, and scores each case at every boundary of
+  the evidence path (:func:`score_case`); the result is a :class:`ragkit.report.Report`.
+
+A *runner* is any callable ``runner(case) -> result`` where ``result`` looks like
+:class:`ragkit.agent.AgentResult` (``answer``, ``abstained``, ``value``, ``record``,
+``verification``, ``steps``, ``delivered``, ``searches``, ``seconds``) and, ideally, carries
+``traces``: the full :class:`~ragkit.trace.SearchTrace` of every funnel call.
+:func:`agent_runner` builds one over an index for a placement and records those traces.
+
+Evidence items are matched to candidates by ``(doc_id, section anchor)``: a chunk id is
+``doc_id#anchor~n`` (a section's is ``doc_id#anchor``). An item counts as *delivered* when
+its verbatim quote (whitespace and case folded) is inside evidence text that reached the
+model from the same document.
 
 Example:
     >>> from ragkit.course import course_index                 # doctest: +SKIP
@@ -11,20 +26,31 @@ Example:
     >>> table = candidate_recall(course_index(), load_cases(path), width=50)  # doctest: +SKIP
     >>> table.loc[("identifier", "bm25"), "set_recall"]          # doctest: +SKIP
     1.0
+    >>> report = evaluate(cases, agent_runner(course_index(), "pipeline"))   # doctest: +SKIP
+    >>> report.boundaries().loc["all"]                                      # doctest: +SKIP
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterable, Sequence
+import math
+import sys
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict, is_dataclass
 from typing import Any
 
 from ragkit.fusion import rrf
 from ragkit.scope import Filters, Scope
 
-__all__ = ["RETRIEVERS", "snapshot_filters", "candidate_recall"]
+__all__ = ["RETRIEVERS", "BOUNDARIES", "snapshot_filters", "candidate_recall", "section_key",
+           "search_traces", "score_case", "evaluate", "agent_runner", "RecordingFunnel"]
 
 RETRIEVERS = ("bm25", "dense", "rrf")
+
+#: The boundaries of the evidence path, in order (CURRICULUM section 12). A failed answerable
+#: case is lost at the first one its minimum evidence set does not pass.
+BOUNDARIES = ("candidates", "rerank", "delivery", "answer")
 
 
 def snapshot_filters(as_of: dt.datetime) -> Filters:
@@ -66,3 +92,272 @@ def candidate_recall(index: Any, cases: Iterable[Any], *, width: int = 50,
     out = frame.groupby(["tag", "method"]).agg(cases=("case", "nunique"), set_recall=("set", "mean"),
                                                 item_recall=("item", "mean"))
     return out
+
+
+# ------------------------------------------------------------------ reading results
+
+
+def section_key(chunk_id: str) -> tuple[str, str]:
+    """``(doc_id, anchor)`` of a chunk or section id.
+
+    Example:
+        >>> section_key("runbook-v2#eur-cutoff~1"), section_key("policy-v3#cutoffs")
+        (('runbook-v2', 'eur-cutoff'), ('policy-v3', 'cutoffs'))
+    """
+    doc, _, rest = chunk_id.partition("#")
+    return doc, rest.split("~", 1)[0]
+
+
+def _get(obj: Any, name: str, default: Any = None) -> Any:
+    if isinstance(obj, Mapping):
+        return obj.get(name, default)
+    return getattr(obj, name, default)
+
+
+def _fold(text: str) -> str:
+    return " ".join(str(text).split()).lower()
+
+
+def search_traces(result: Any) -> list[list[dict[str, Any]]]:
+    """Candidates of every retrieval call of ``result``, one list of dicts per call.
+
+    Reads ``result.traces`` (full :class:`~ragkit.trace.SearchTrace` objects, as recorded by
+    :func:`agent_runner`) when present, else the ``trace`` of each search step's tool
+    response (full, or the tools' compact ``{"columns", "candidates"}`` form).
+    """
+    out: list[list[dict[str, Any]]] = []
+    traces = _get(result, "traces")
+    if traces is not None:
+        for t in traces:
+            cands = _get(t, "candidates", [])
+            out.append([asdict(c) if is_dataclass(c) else dict(c) for c in cands])  # type: ignore[arg-type]
+        return out
+    for step in _get(result, "steps", None) or []:
+        if _get(step, "action") != "search":
+            continue
+        trace = _get(_get(step, "response", {}) or {}, "trace", {}) or {}
+        cands = _get(trace, "candidates", [])
+        cols = _get(trace, "columns")
+        if cols:
+            out.append([dict(zip(cols, row, strict=True)) for row in cands])
+        else:
+            out.append([asdict(c) if is_dataclass(c) else dict(c) for c in cands])
+    return out
+
+
+def _delivered_texts(result: Any) -> list[tuple[str, str, int | None]]:
+    """``(doc_id, text, step index)`` of every piece of evidence that reached the model."""
+    out: list[tuple[str, str, int | None]] = []
+    for i, step in enumerate(_get(result, "steps", None) or []):
+        response = _get(step, "response", {}) or {}
+        for item in [*(_get(response, "results", None) or []), *(_get(response, "documents", None) or [])]:
+            if _get(item, "doc_id") and _get(item, "text"):
+                out.append((str(_get(item, "doc_id")), str(_get(item, "text")), i))
+    for ev in _get(result, "delivered", None) or []:
+        text = _get(ev, "text") or _get(ev, "evidence")
+        if _get(ev, "doc_id") and text:
+            out.append((str(_get(ev, "doc_id")), str(text), None))
+    return out
+
+
+def _fetched(result: Any) -> list[tuple[str, str]]:
+    out = []
+    for step in _get(result, "steps", None) or []:
+        for item in _get(_get(step, "response", {}) or {}, "documents", None) or []:
+            if _get(item, "doc_id") and _get(item, "text"):
+                out.append((str(_get(item, "doc_id")), str(_get(item, "text"))))
+    return out
+
+
+def _answer_matches(case: Any, result: Any) -> bool:
+    if case.expected is None or _get(result, "abstained", False):
+        return False
+    value = _get(result, "value")
+    return bool(case.expected.matches(str(value if value is not None else _get(result, "answer", ""))))
+
+
+def _faithfulness(result: Any) -> tuple[int, int]:
+    """``(claims, supported claims)`` from the result's citation verification."""
+    verification = _get(result, "verification")
+    if verification is None:
+        return 0, 0
+    claims = _get(verification, "claims", None) or []
+    return len(claims), sum(1 for c in claims if _get(c, "ok", False))
+
+
+def score_case(case: Any, result: Any, *, deliver: int | None = None) -> dict[str, Any]:
+    """One flat row: how far the case's evidence got, the answer, honesty, cost and timings.
+
+    Boundaries (each requires the previous): ``entered`` (every evidence item among the
+    fused candidates of some retrieval call, or in a document read by id), ``survived``
+    (every item among the delivered hits of some call, or read by id), ``delivered`` (every
+    item's quote inside evidence text that reached the model), ``answered`` (the asserted
+    value equals the expected one). ``lost_at`` names the first boundary a failed case did
+    not pass (:data:`BOUNDARIES`; ``"honesty"`` for an unanswerable case that asserted a
+    value). Retrieval quality (``first_*``) is measured on the first call alone, so that
+    placements compare on the same footing.
+    """
+    calls = search_traces(result)
+    need = [(e.doc_id, e.anchor) for e in case.evidence]
+    fetched = _fetched(result)
+    texts = _delivered_texts(result)
+
+    def quoted(item: Any, pool: Iterable[tuple[str, str]]) -> bool:
+        q = _fold(item.quote)
+        return any(doc == item.doc_id and q in _fold(text) for doc, text in pool)
+
+    candidate_keys = {section_key(c["chunk_id"]) for cands in calls for c in cands
+                      if c.get("fused_rank") is not None}
+    survivor_keys = {section_key(c["chunk_id"]) for cands in calls for c in cands if c.get("delivered")}
+    entered_items = [(e.doc_id, e.anchor) in candidate_keys or quoted(e, fetched) for e in case.evidence]
+    survived_items = [(e.doc_id, e.anchor) in survivor_keys or quoted(e, fetched) for e in case.evidence]
+    delivered_items = [quoted(e, [(d, t) for d, t, _ in texts]) for e in case.evidence]
+    answerable = bool(case.answerable)
+    abstained = bool(_get(result, "abstained", False))
+    correct = _answer_matches(case, result)
+    entered = answerable and all(entered_items)
+    survived = entered and all(survived_items)
+    delivered = survived and all(delivered_items)
+    answered = delivered and correct
+    if not answerable:
+        lost = "" if abstained else "honesty"
+    else:
+        lost = next((b for b, ok in zip(BOUNDARIES, (entered, survived, delivered, answered), strict=True)
+                     if not ok), "")
+
+    first = calls[0] if calls else []
+    first_keys = [section_key(c["chunk_id"]) for c in first if c.get("fused_rank") is not None]
+    first_delivered = sorted((c for c in first if c.get("delivered")),
+                             key=lambda c: c.get("final_rank") or 10**9)
+    width = deliver or max(len(first_delivered), 1)
+    relevant = set(need)
+    decisive = case.decisive
+    decisive_rank = None
+    if decisive is not None:
+        ranked = sorted((c for c in first if c.get("final_rank") is not None), key=lambda c: c["final_rank"])
+        decisive_rank = next((i for i, c in enumerate(ranked, 1)
+                              if section_key(c["chunk_id"]) == (decisive.doc_id, decisive.anchor)), None)
+    tenants = {c.get("tenant") for cands in calls for c in cands if c.get("tenant")}
+    leaks = sorted(str(t) for t in tenants if t not in (case.caller.tenant, "global"))
+    claims, supported = _faithfulness(result)
+    record = _get(result, "record")
+    decision = _get(record, "decision") if record is not None else None
+    chosen = _get(decision, "doc_id") if decision is not None else None
+    steps = _get(result, "steps", None) or []
+    return {
+        "case": case.id, "tags": ";".join(case.tags), "answerable": answerable,
+        "items": len(need), "entered": entered, "survived": survived, "delivered": delivered,
+        "answered": answered, "end_to_end": answered, "correct": correct, "lost_at": lost,
+        "abstained": abstained, "asserted": not abstained,
+        "honest": (not answerable) and abstained, "false_assertion": (not answerable) and not abstained,
+        "value": _get(result, "value"), "expected": case.expected.value if case.expected else None,
+        "status": _get(record, "status") if record is not None else None,
+        "chose_rejected": bool(chosen and chosen in {r.doc_id for r in case.reject}),
+        "items_entered": sum(entered_items), "items_survived": sum(survived_items),
+        "items_delivered": sum(delivered_items),
+        "first_set_recall": bool(need) and all(k in set(first_keys) for k in need),
+        "first_item_recall": (sum(k in set(first_keys) for k in need) / len(need)) if need else math.nan,
+        "first_precision": (sum(section_key(c["chunk_id"]) in relevant for c in first_delivered) / width
+                            if need else math.nan),
+        "decisive_rank": decisive_rank,
+        "first_run": {c["chunk_id"]: -float(c["final_rank"]) for c in first if c.get("final_rank")},
+        "claims": claims, "claims_supported": supported,
+        "faithfulness": supported / claims if claims else math.nan,
+        "searches": int(_get(result, "searches", len(calls)) or 0), "tool_calls": len(steps),
+        "seconds": float(_get(result, "seconds", 0.0) or 0.0),
+        "tenant_leaks": ";".join(leaks), "leak": bool(leaks),
+        "error": _get(result, "error"),
+    }
+
+
+# ------------------------------------------------------------------ running
+
+
+def evaluate(cases: Sequence[Any], runner: Callable[[Any], Any], *, progress: bool = True,
+             placement: str = "custom", deliver: int | None = None) -> Any:
+    """Run ``runner`` on every case and score it; returns a :class:`ragkit.report.Report`.
+
+    A runner that raises on one case does not stop the run: the case is scored as an
+    empty result (nothing retrieved, abstained) with the error in its ``error`` column.
+
+    Args:
+        cases: evidence cases (:func:`ragkit.cases.load_cases`).
+        runner: ``runner(case) -> AgentResult``-like (see the module docs).
+        progress: a tqdm bar on stderr.
+        placement: a label stored in the report (``pipeline``, ``tool``, ``hybrid``).
+        deliver: the delivered width precision is measured at (default: what was delivered).
+    """
+    from tqdm.auto import tqdm
+
+    from ragkit.report import Report
+
+    rows, results = [], {}
+    for case in tqdm(cases, desc=f"eval {placement}", unit="case", disable=not progress, file=sys.stderr):
+        t = time.perf_counter()
+        try:
+            result = runner(case)
+        except Exception as exc:  # noqa: BLE001 - a broken case must not stop a 349-case run
+            result = {"abstained": True, "answer": "", "value": None, "steps": [], "searches": 0,
+                      "seconds": time.perf_counter() - t, "error": f"{type(exc).__name__}: {exc}"}
+        rows.append(score_case(case, result, deliver=deliver))
+        results[case.id] = result
+    return Report(rows, cases=list(cases), results=results, placement=placement)
+
+
+class RecordingFunnel:
+    """A :class:`~ragkit.funnel.Funnel` proxy that keeps the full trace of every search.
+
+    Args:
+        funnel: the funnel to delegate to.
+    """
+
+    def __init__(self, funnel: Any):
+        self._funnel = funnel
+        self.traces: list[Any] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._funnel, name)
+
+    def search(self, query: str, **kwargs: Any) -> Any:
+        result = self._funnel.search(query, **kwargs)
+        self.traces.append(result.trace)
+        return result
+
+
+def agent_runner(index: Any, placement: str = "pipeline", *, funnel_settings: Any = None,
+                 reranker: Any = None, max_searches: int = 6, policy: Any = None,
+                 tool_settings: Any = None) -> Callable[[Any], Any]:
+    """A runner for :func:`evaluate`: the reference agent over ``index`` at ``placement``.
+
+    Each case gets a :class:`~ragkit.tools.Toolbox` bound to its caller (tenant and groups)
+    and its snapshot (documents published by ``as_of``); the full trace of every funnel
+    call is recorded on the result as ``result.traces``. One reranker is shared by all
+    cases.
+    """
+    from ragkit.agent import Agent
+    from ragkit.funnel import Funnel
+    from ragkit.models import get_reranker
+    from ragkit.tools import Toolbox as _Toolbox
+
+    Toolbox: Any = _Toolbox
+
+    shared = reranker if reranker is not None else get_reranker()
+    shared = getattr(index, "wrap_reranker", lambda r: r)(shared)
+
+    def run(case: Any) -> Any:
+        funnel = RecordingFunnel(Funnel(index, funnel_settings, reranker=shared))
+        scope = Scope(case.caller.tenant, case.caller.groups)
+        kwargs: dict[str, Any] = {"funnel": funnel, "settings": tool_settings}
+        try:
+            box = Toolbox(index, scope, filters=snapshot_filters(case.as_of), **kwargs)
+        except TypeError:  # a Toolbox without default filters: the agent passes as_of itself
+            box = Toolbox(index, scope, **kwargs)
+        agent = Agent(box, policy, placement=placement, max_searches=max_searches)
+        result: Any = agent.run(case.task, as_of=case.as_of)
+        try:
+            result.traces = funnel.traces
+        except AttributeError:
+            pass
+        return result
+
+    return run

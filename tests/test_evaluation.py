@@ -1,18 +1,175 @@
-"""The course's retrieval lessons, measured on the real corpus with the real retrievers.
+"""Evaluation: the boundary table, honesty, retrieval metrics and failures on hand-built
+results (fast), and the course's retrieval lessons on the real corpus (slow).
 
-If one of these fails after a change to the corpus or the retrievers, the data no longer
+If a slow test fails after a change to the corpus or the retrievers, the data no longer
 teaches the lesson: fix the data (or the retriever), never the expected direction.
 """
 
 from __future__ import annotations
 
+import json
+import math
+
 import pytest
 from conftest import ROOT
 
-from ragkit.cases import load_cases
-from ragkit.evaluation import candidate_recall
+from ragkit.cases import load_cases, parse_case
+from ragkit.evaluation import BOUNDARIES, candidate_recall, evaluate, score_case, section_key
 
-pytestmark = pytest.mark.slow
+# ---------------------------------------------------------------- hand-built fixtures
+
+def case(cid, tags=("conflict",), evidence=(("pol", "cut", "EUR cutoff is 15:00."),), expected="15:00",
+         tenant="acme", reject=()):
+    answerable = expected is not None
+    data = {"id": cid, "task": f"Which cutoff applies for {cid}?", "caller": {"tenant": tenant, "groups": []},
+            "as_of": "2026-01-19", "answerable": answerable,
+            "evidence": [{"doc_id": d, "anchor": a, "quote": q, "role": "decisive" if i == 0 else "qualifier"}
+                         for i, (d, a, q) in enumerate(evidence)] if answerable else [],
+            "reject": [{"doc_id": d, "reason": "lower_authority"} for d in reject],
+            "expected": {"kind": "time", "value": expected} if answerable else None,
+            "tags": list(tags), "decoys": []}
+    if not answerable:
+        data["absent"] = {"all_of": ["nothing"], "note": "not in the corpus"}
+    return parse_case(data)
+
+
+def cand(chunk_id, fused, final=None, delivered=False, tenant="acme"):
+    return {"chunk_id": chunk_id, "doc_id": chunk_id.split("#")[0], "fused_rank": fused, "final_rank": final,
+            "delivered": delivered, "tenant": tenant}
+
+
+def result(cands, delivered_text=(), value=None, abstained=False, claims=(), seconds=1.0):
+    return {"answer": value or "I cannot tell.", "value": value, "abstained": abstained,
+            "traces": [{"candidates": cands}], "searches": 1, "seconds": seconds,
+            "steps": [{"turn": 0, "action": "search", "ms": 10.0, "tokens": 50,
+                       "response": {"results": [{"doc_id": d, "text": t} for d, t in delivered_text]}}],
+            "verification": {"claims": [{"ok": ok} for ok in claims]} if claims else None}
+
+
+Q = "EUR cutoff is 15:00."
+CASES = [
+    case("c1", evidence=(("pol", "cut", Q), ("ro", "result", "Cutover completed."))),
+    case("c2", tags=("identifier",)),
+    case("c3", tags=("identifier",)),
+    case("c4"),
+    case("c5"),
+    case("u1", tags=("conflict",), expected=None),
+    case("u2", tags=(), expected=None),
+]
+RESULTS = {
+    # entered (both items), the qualifier not delivered: lost at rerank
+    "c1": result([cand("pol#cut~0", 3, 1, True), cand("ro#result~0", 10, 12)], [("pol", Q)], "15:00"),
+    # the whole path passes
+    "c2": result([cand("x#y~0", 1, 1, True), cand("pol#cut~1", 2, 2, True)], [("pol", "Note: " + Q)], "15:00",
+                 claims=(True, False)),
+    # never a candidate
+    "c3": result([cand("x#y~0", 1, 1, True)], [("x", "other")], "16:00", claims=(True,)),
+    # survives reranking, but the delivered text was cut before the quote
+    "c4": result([cand("pol#cut~0", 1, 1, True)], [("pol", "EUR cutoff is")], "15:00"),
+    # delivered, answered wrongly
+    "c5": result([cand("a#b~0", 1, 1, True), cand("b#c~0", 2, 2, True), cand("pol#cut~0", 5, 3, True)],
+                 [("pol", Q)], "16:00"),
+    "u1": result([cand("x#y~0", 1, 1, True)], abstained=True),
+    "u2": result([cand("x#y~0", 1, 1, True), cand("g#z~0", 2, None, False, tenant="globex")], value="16:00"),
+}
+
+
+@pytest.fixture(scope="module")
+def report():
+    return evaluate(CASES, lambda c: RESULTS[c.id], progress=False, placement="test")
+
+
+def test_section_key_reads_chunk_and_section_ids():
+    assert section_key("a-b#c-d~12") == ("a-b", "c-d")
+    assert section_key("a#b") == ("a", "b")
+
+
+def test_boundary_table_counts_and_conditional_rates(report):
+    b = report.boundaries().loc["all"]
+    assert b["reached"].tolist() == [5, 4, 3, 2, 5]
+    assert b["passed"].tolist() == [4, 3, 2, 1, 1]
+    assert b.loc["survived", "rate"] == pytest.approx(3 / 4)
+    assert b.loc["end_to_end", "rate"] == pytest.approx(1 / 5)
+
+
+def test_boundary_table_per_tag(report):
+    ident = report.boundaries().loc["identifier"]
+    assert ident["passed"].tolist() == [1, 1, 1, 1, 1]
+    assert ident.loc["entered", "reached"] == 2
+
+
+def test_each_failed_case_names_the_boundary_that_lost_it(report):
+    lost = dict(zip(report.frame["case"], report.frame["lost_at"], strict=True))
+    assert lost == {"c1": "rerank", "c2": "", "c3": "candidates", "c4": "delivery", "c5": "answer",
+                    "u1": "", "u2": "honesty"}
+    assert set(lost.values()) - {"", "honesty"} <= set(BOUNDARIES)
+    assert report.failures()["case"].tolist() == ["c1", "c3", "c4", "c5", "u2"]
+
+
+def test_honesty_apart_from_accuracy(report):
+    h = report.honesty().loc["all"]
+    assert (h["unanswerable"], h["honest"], h["false_assertions"]) == (2, 1, 1)
+    assert h["honesty_rate"] == 0.5 and h["false_assertion_rate"] == 0.5
+    # accuracy counts correct answers among answerable cases, even without the evidence path
+    assert h["accuracy"] == pytest.approx(3 / 5)  # c1, c2, c4 say 15:00
+    # an honest abstention is a success, never NaN, in the per-tag table
+    assert report.honesty().loc["conflict", "honesty_rate"] == 1.0
+
+
+def test_retrieval_metrics_of_the_decisive_source(report):
+    r = report.retrieval()
+    assert r["mrr@10"] == pytest.approx((1 + 1 / 2 + 0 + 1 + 1 / 3) / 5)
+    assert r["candidate_set_recall"] == pytest.approx(4 / 5)
+    # c1: 1 of 1 delivered relevant; c2: 1 of 2; c3: 0 of 1; c4: 1/1; c5: 1/3
+    assert r["precision_at_delivered"] == pytest.approx((1 + 0.5 + 0 + 1 + 1 / 3) / 5)
+
+
+def test_faithfulness_and_tenant_leaks(report):
+    f = report.faithfulness()
+    assert (f["claims"], f["supported"]) == (3, 2)
+    assert f["case_mean"] == pytest.approx((0.5 + 1.0) / 2)
+    assert report.leaks()["case"].tolist() == ["u2"]
+    assert report.summary()["tenant_leaks"] == 1
+
+
+def test_costs_are_distributions(report):
+    c = report.costs()
+    assert c.loc["searches", "p50"] == 1 and c.loc["seconds", "max"] == 1.0
+
+
+def test_report_serialises_displays_and_writes_csv(report, tmp_path):
+    data = json.loads(report.to_json())
+    assert data["summary"]["end_to_end_passed"] == 1
+    assert len(data["cases"]) == 7 and "first_run" not in data["cases"][0]
+    assert "<table" in report._repr_html_() and "end to end" in str(report)
+    path = report.to_csv(tmp_path / "cases.csv")
+    import pandas as pd
+
+    back = pd.read_csv(path)
+    assert back["lost_at"].fillna("").tolist()[:3] == ["rerank", "", "candidates"]
+
+
+def test_a_runner_error_is_scored_not_raised():
+    def broken(c):
+        raise RuntimeError("model down")
+
+    rep = evaluate(CASES[:2], broken, progress=False)
+    assert rep.frame["error"].str.contains("model down").all()
+    assert rep.frame["lost_at"].tolist() == ["candidates", "candidates"]
+
+
+def test_compact_tool_traces_are_read_too():
+    res = {"abstained": False, "value": "15:00", "answer": "15:00", "searches": 1, "seconds": 0.1,
+           "steps": [{"action": "search", "response": {
+               "trace": {"columns": ["chunk_id", "fused_rank", "final_rank", "delivered"],
+                         "candidates": [["pol#cut~0", 1, 1, True]]},
+               "results": [{"doc_id": "pol", "text": Q}]}}]}
+    row = score_case(CASES[3], res)
+    assert row["entered"] and row["survived"] and row["delivered"] and row["answered"]
+    assert math.isnan(row["faithfulness"])
+
+
+# ---------------------------------------------------------------- the real corpus
 
 
 @pytest.fixture(scope="module")
@@ -27,23 +184,28 @@ def r(table, tag, method):
     return table.loc[(tag, method), "set_recall"]
 
 
+@pytest.mark.slow
 def test_bm25_wins_on_identifiers(recall):
     assert r(recall, "identifier", "bm25") > r(recall, "identifier", "dense") + 0.1
 
 
+@pytest.mark.slow
 def test_dense_wins_on_vocabulary_mismatch(recall):
     assert r(recall, "vocabulary_mismatch", "dense") > r(recall, "vocabulary_mismatch", "bm25") + 0.1
 
 
+@pytest.mark.slow
 def test_rrf_at_least_as_good_as_the_better_single_retriever_overall(recall):
     assert r(recall, "all", "rrf") >= max(r(recall, "all", "bm25"), r(recall, "all", "dense"))
 
 
+@pytest.mark.slow
 def test_multi_hop_and_conflict_are_not_saturated(recall):
     assert r(recall, "multi_hop", "rrf") < 0.8
     assert r(recall, "conflict", "rrf") < 0.9
 
 
+@pytest.mark.slow
 def test_counts_cover_every_answerable_case(recall):
     cases = load_cases(ROOT / "datasets" / "opscorpus" / "cases.jsonl")
     assert recall.loc[("all", "rrf"), "cases"] == sum(c.answerable for c in cases)

@@ -1,0 +1,162 @@
+"""Counterfactual tests: index views without re-embedding, and each test's pass/fail rule.
+
+The runners here are a pipeline placement built from Funnel.search inside the tests (a test
+helper, not the reference agent): a *naive* reader answers with the first time of day in
+the top hit; a *cautious* one answers only from a policy document and abstains otherwise.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from ragkit.cases import normalise_value, parse_case
+from ragkit.counterfactuals import IndexView, _judge, run_counterfactuals
+from ragkit.evaluation import search_traces, snapshot_filters
+from ragkit.scope import Scope
+
+Q = "Tenants migrated to the new clearing platform use a 15:00 CET cutoff for EUR batches."
+
+
+def eur_case(reject_reason="lower_authority"):
+    return parse_case({
+        "id": "eur", "task": "Which EUR cutoff applies to migrated tenants?",
+        "caller": {"tenant": "acme", "groups": ["ops"]}, "as_of": "2026-01-19", "answerable": True,
+        "evidence": [{"doc_id": "settlement-policy-v3", "anchor": "cutoffs", "quote": Q, "role": "decisive"}],
+        "reject": [{"doc_id": "settlement-runbook-v2", "anchor": "eur-cutoff", "reason": reject_reason}],
+        "expected": {"kind": "time", "value": "15:00"}, "tags": ["conflict"], "decoys": []})
+
+
+def funnel_runner(cautious):
+    from ragkit.funnel import Funnel
+    from ragkit.models import get_reranker
+
+    def make(view):
+        funnel = Funnel(view, reranker=view.wrap_reranker(get_reranker()))
+
+        def run(case):
+            res = funnel.search(case.task, scope=Scope(case.caller.tenant, case.caller.groups),
+                                filters=snapshot_filters(case.as_of), deliver=3)
+            hits = [h for h in res.hits if not cautious or h.envelope.source_type == "policy"]
+            value = None
+            if hits:
+                try:
+                    value = normalise_value("time", hits[0].evidence)
+                except Exception:
+                    value = None
+            return {"abstained": value is None, "value": value, "answer": value or "", "traces": [res.trace],
+                    "delivered": [{"doc_id": h.doc_id, "text": h.evidence, "envelope": h.envelope,
+                                   "citation": h.citation} for h in res.hits]}
+        return run
+    return make
+
+
+@pytest.mark.slow
+def test_view_hides_documents_everywhere(fixture_index):
+    view = IndexView(fixture_index, hidden=["settlement-policy-v3"])
+    assert "settlement-policy-v3" not in view.documents
+    scope = Scope("acme", ["ops"])
+    rows = [i for i, c in enumerate(view.rows) if c.doc_id == "settlement-policy-v3"]
+    assert rows and not view.mask(scope)[rows].any()
+    ranking = view.search_lexical("15:00 CET cutoff migrated tenants", 20, view.mask(scope))
+    assert not set(ranking.ids) & set(rows)
+    # the base index is untouched and nothing was re-encoded (vectors shared)
+    assert fixture_index.mask(scope)[rows].all()
+    assert view.vectors is fixture_index.vectors
+
+
+@pytest.mark.slow
+def test_view_replaces_envelopes_and_masks_by_them(fixture_index):
+    env = fixture_index.documents["settlement-runbook-v2"].envelope
+    view = IndexView(fixture_index, envelopes={env.doc_id: dataclasses.replace(env, tenant="globex")})
+    rows = [i for i, c in enumerate(view.rows) if c.doc_id == env.doc_id]
+    assert not view.mask(Scope("acme"))[rows].any() and view.mask(Scope("globex"))[rows].all()
+    assert view.envelope(rows[0]).tenant == "globex"
+    assert view.documents[env.doc_id].envelope.tenant == "globex"
+
+
+@pytest.mark.slow
+def test_pinned_row_is_first_in_both_lists_and_in_the_reranker_but_never_out_of_scope(fixture_index):
+    row = next(i for i, c in enumerate(fixture_index.rows) if c.doc_id == "ops-1423-c3")
+    view = IndexView(fixture_index, pinned=row)
+    mask = view.mask(Scope("acme", ["ops"]))
+    assert view.search_lexical("payout run", 5, mask).ids[0] == row
+    assert view.search_dense("payout run", 5, mask).ids[0] == row
+    # a caller outside the comment's ACL never gets it, pinned or not
+    assert row not in view.search_lexical("payout run", 5, view.mask(Scope("acme", ["finance"]))).ids
+
+    class Flat:
+        def score(self, query, passages, **kw):
+            return np.zeros(len(passages))
+
+    wrapped = view.wrap_reranker(Flat())
+    scores = wrapped.score("q", ["other", view.rows[row].contextual_text()])
+    assert scores[1] > scores[0]
+
+
+@pytest.mark.slow
+def test_remove_and_insert_separate_a_naive_reader_from_a_cautious_one(fixture_index):
+    case = eur_case()
+    naive = run_counterfactuals([case], fixture_index, funnel_runner(False),
+                                which=("remove_source", "insert_rejected"), progress=False)
+    cautious = run_counterfactuals([case], fixture_index, funnel_runner(True),
+                                   which=("remove_source", "insert_rejected"), progress=False)
+    assert naive.results["remove_source"].passed == 0
+    assert "confident different answer" in naive.results["remove_source"].failures[0]["why"]
+    assert naive.results["insert_rejected"].passed == 0
+    assert cautious.results["remove_source"].passed == 1
+    assert cautious.results["insert_rejected"].passed == 1
+    assert cautious.table().loc["remove_source", "pass_rate"] == 1.0
+
+
+@pytest.mark.slow
+def test_change_tenant_catches_one_leak(fixture_index):
+    case = eur_case()
+    clean = run_counterfactuals([case], fixture_index, funnel_runner(False), which=("change_tenant",),
+                                progress=False)
+    assert clean.results["change_tenant"].passed == 1 and clean.tenant_leaks == 0
+
+    class Leaky(IndexView):  # a broken access filter: ignores the caller's tenant
+        def mask(self, scope, filters=None):
+            return super().mask(Scope.operator(), filters)
+
+    leaky = run_counterfactuals([case], fixture_index, lambda v: funnel_runner(False)(Leaky(fixture_index)),
+                                which=("change_tenant",), progress=False)
+    assert leaky.tenant_leaks == 1
+    why = leaky.results["change_tenant"].failures[0]["why"]
+    assert "tenant 'acme'" in why or "out-of-scope candidate" in why
+
+
+def test_swap_dates_needs_a_temporal_competitor():
+    case = eur_case("lower_authority")
+    docs = {}
+    res = run_counterfactuals([case], _Tiny(docs), lambda v: (lambda c: {}), which=("swap_dates",),
+                              progress=False)
+    assert res.results["swap_dates"].applicable == 0 and res.results["swap_dates"].skipped == 1
+
+
+class _Tiny:
+    def __init__(self, documents):
+        self.documents, self.rows, self.sections = documents, [], {}
+
+
+def test_judges():
+    case = eur_case()
+    sure = {"abstained": False, "value": "15:00", "answer": "15:00", "record": {"status": "decided"}}
+    other = {"abstained": False, "value": "16:00", "answer": "16:00", "record": {"status": "decided"}}
+    unsure = {"abstained": False, "value": "16:00", "answer": "16:00", "record": {"status": "conflict"}}
+    gave_up = {"abstained": True, "value": None, "answer": ""}
+    assert _judge("remove_source", case, gave_up, search_traces, "") is None
+    assert _judge("remove_source", case, unsure, search_traces, "") is None
+    assert "did not depend" in _judge("remove_source", case, sure, search_traces, "")
+    assert _judge("insert_rejected", case, sure, search_traces, "x") is None
+    assert _judge("insert_rejected", case, gave_up, search_traces, "x") == "with x at rank 1: abstained"
+    assert _judge("swap_dates", case, other, search_traces, "") is None
+    assert _judge("swap_dates", case, gave_up, search_traces, "") is None
+    assert "stayed" in _judge("swap_dates", case, sure, search_traces, "a <-> b")
+    leak = {"traces": [{"candidates": [{"chunk_id": "x#y~0", "tenant": "acme"}]}]}
+    why = _judge("change_tenant", case, leak, search_traces, "")
+    assert why.startswith("1 candidate(s) of tenant 'acme'")
+    assert _judge("change_tenant", case, {"traces": []}, search_traces, "") is None
