@@ -1,13 +1,19 @@
-"""Shortcuts the notebooks and exercises share: the course corpus, its cached index, its cases.
+"""Shortcuts the notebooks and exercises share: the course corpus, its cached indexes, its cases.
 
 The index of the course corpus is built once and cached in ``.ragkit-cache/`` at the
 repository root; every later notebook reopens it in a second or two (only changed
 documents are re-encoded). Set ``RAGKIT_CACHE`` to put the cache elsewhere.
 
+Notebook 03 compares chunkers and the contextual preamble; each variant is another index
+of the same corpus (:func:`course_index` with ``chunker=`` or ``preamble=``), built on first
+use and cached beside the default one.
+
 Example:
     >>> from ragkit.course import course_index, course_funnel  # doctest: +SKIP
     >>> funnel = course_funnel()                               # doctest: +SKIP
     >>> funnel.search("E-4471").hits[0].citation               # doctest: +SKIP
+    >>> course_variant_path("fixed", "none").name
+    'index-course-fixed-none'
 """
 
 from __future__ import annotations
@@ -17,7 +23,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-__all__ = ["REPO", "course_corpus", "course_cache", "course_index", "course_funnel", "course_documents"]
+__all__ = ["REPO", "course_corpus", "course_cache", "course_index", "course_funnel", "course_documents",
+           "course_cases", "course_variant_path"]
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -44,13 +51,65 @@ def course_documents() -> tuple[Any, Any]:
     return tuple(docs), report
 
 
-@lru_cache(maxsize=2)
-def course_index(progress: bool = True) -> Any:
-    """The course corpus index: built on first use, then reopened from the cache."""
-    from ragkit.build import build_or_update
+@lru_cache(maxsize=1)
+def course_cases() -> tuple[Any, ...]:
+    """The evidence cases of the course corpus (``datasets/opscorpus/cases.jsonl``)."""
+    from ragkit.cases import load_cases
 
-    return build_or_update(course_corpus(), course_cache() / "index-course", progress=progress,
-                           log=lambda _m: None)
+    return tuple(load_cases(REPO / "datasets" / "opscorpus" / "cases.jsonl"))
+
+
+def course_variant_path(chunker: str = "structure", preamble: str = "extractive") -> Path:
+    """Cache folder of the course index built with ``chunker`` and ``preamble``.
+
+    The default pair is the shared course index (``index-course``); any other pair gets its
+    own folder, ``index-course-<chunker>-<preamble>``.
+    """
+    if (chunker, preamble) == ("structure", "extractive"):
+        return course_cache() / "index-course"
+    return course_cache() / f"index-course-{chunker}-{preamble}"
+
+
+@lru_cache(maxsize=6)
+def course_index(progress: bool = True, *, chunker: str = "structure", preamble: str = "extractive") -> Any:
+    """The course corpus index: built on first use, then reopened from the cache.
+
+    Args:
+        progress: show a progress bar while embedding.
+        chunker: ``"structure"`` (the course index), ``"sentence"`` or ``"fixed"``
+            (see :mod:`ragkit.chunking`).
+        preamble: ``"extractive"`` (the course index) or ``"none"`` (chunks embedded and
+            indexed without their situating sentence).
+
+    A variant other than the default costs one embedding pass over the corpus the first
+    time (a few minutes on two cores); afterwards it reopens in seconds and re-encodes only
+    changed documents.
+    """
+    if (chunker, preamble) == ("structure", "extractive"):
+        from ragkit.build import build_or_update
+
+        return build_or_update(course_corpus(), course_cache() / "index-course", progress=progress,
+                               log=lambda _m: None)
+    return _variant(chunker, preamble, progress)
+
+
+def _variant(chunker: str, preamble: str, progress: bool) -> Any:
+    from ragkit.chunking import ChunkerSettings
+    from ragkit.index import Index, IndexSettings
+
+    settings = IndexSettings(chunker=ChunkerSettings(method=chunker, preamble=preamble))  # validates both
+    path = course_variant_path(chunker, preamble)
+    docs, _ = course_documents()
+    if (path / "manifest.json").exists():
+        index = Index.load(path)
+        if index.settings == settings:
+            change = index.sync(docs, progress=progress)
+            if change.added or change.updated or change.deleted:
+                index.save(path)
+            return index
+    index = Index.build(docs, settings, progress=progress)
+    index.save(path)
+    return index
 
 
 def course_funnel(**settings: Any) -> Any:
