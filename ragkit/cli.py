@@ -98,19 +98,22 @@ def beir_cmd(
     folder: Annotated[Path, typer.Argument(help="BEIR folder: corpus.jsonl, queries.jsonl, qrels/")],
     split: Annotated[str, typer.Option(help="qrels split")] = "test",
     candidates: Annotated[int, typer.Option(help="first-stage width")] = 100,
-    rerank_depth: Annotated[int, typer.Option(help="fused candidates the cross-encoder scores")] = 30,
+    rerank_depth: Annotated[int, typer.Option(help="fused candidates the cross-encoder scores "
+                                                   "(0 = the funnel's default)")] = 0,
     max_queries: Annotated[int, typer.Option(help="evaluate only the first N queries (0 = all)")] = 0,
-    cache: Annotated[Path, typer.Option(help="where corpus embeddings are cached")] = DEFAULT_CACHE / "beir",
+    cache: Annotated[Path, typer.Option(help="where the collection's index is cached")]
+    = DEFAULT_CACHE / "beir",
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON object: method -> metric -> value")]
     = False,
 ) -> None:
-    """Evaluate BM25, dense, RRF and RRF + rerank on a BEIR-format folder."""
+    """Evaluate the funnel and its ablations (BM25, dense, RRF, rerank) on a BEIR-format folder."""
     from ragkit.beir import load_beir
     from ragkit.compare import evaluate_beir, format_table
 
     try:
         data = load_beir(folder, split=split)
-        report = evaluate_beir(data, candidates=candidates, rerank_depth=rerank_depth,
+        report = evaluate_beir(data, name=folder.resolve().name, candidates=candidates,
+                               rerank_depth=rerank_depth or None,
                                max_queries=max_queries or None, cache_dir=cache, progress=not as_json,
                                log=_err)
     except RagkitError as exc:
@@ -133,6 +136,107 @@ def demo_cmd(
         run_demo(corpus, index)
     except RagkitError as exc:
         _fail(exc, 1)
+
+
+@app.command("tools")
+def tools_cmd(
+    index: Annotated[Path | None, typer.Option("--index", "-i", help="index folder (checked to exist)")]
+    = None,
+    fmt: Annotated[str, typer.Option("--format", help="openai | anthropic")] = "openai",
+    max_k: Annotated[int, typer.Option(help="server-side ceiling on search_knowledge k")] = 8,
+) -> None:
+    """Print the retrieval tools' JSON Schemas (OpenAI function calling or Anthropic tool format)."""
+    from ragkit.tools import tool_schemas
+
+    try:
+        sys.stdout.write(json.dumps(tool_schemas(fmt, index=index, max_k=max_k), indent=2) + "\n")
+    except RagkitError as exc:
+        _fail(exc)
+
+
+@app.command("mcp")
+def mcp_cmd(
+    index: Annotated[Path, typer.Option("--index", "-i", help="index folder (from `ragkit index`)")],
+    tenant: Annotated[str, typer.Option(help="the caller's tenant, fixed for the session ('*' = all)")],
+    groups: Annotated[str, typer.Option(help="the caller's ACL groups, comma separated")] = "",
+    max_k: Annotated[int, typer.Option(help="server-side ceiling on search_knowledge k")] = 8,
+) -> None:
+    """Serve search_knowledge, retrieve_documents and related_documents over MCP (stdio)."""
+    from ragkit.mcp_server import run_mcp
+    from ragkit.tools import ToolSettings
+
+    try:
+        run_mcp(index, tenant, groups, settings=ToolSettings(max_k=max_k, default_k=min(4, max_k)))
+    except RagkitError as exc:
+        _fail(exc)
+
+
+@app.command("sync")
+def sync_cmd(
+    folder: Annotated[Path, typer.Argument(help="folder the index should mirror")],
+    index: Annotated[Path, typer.Option("--index", "-i", help="index folder (created if missing)")],
+    watch: Annotated[bool, typer.Option(help="keep polling and apply changes as they happen")] = False,
+    interval: Annotated[str, typer.Option(help="poll interval with --watch (e.g. 2s, 1m)")] = "2s",
+    full_every: Annotated[str, typer.Option(help="full reconciliation period with --watch")] = "5m",
+    max_polls: Annotated[int, typer.Option(help="with --watch: stop after N polls (0 = never)")] = 0,
+    recover: Annotated[bool, typer.Option(help="first point the index at its newest intact generation")]
+    = False,
+    as_json: Annotated[bool, typer.Option("--json", help="print one JSON object (without --watch)")] = False,
+) -> None:
+    """Reconcile INDEX with FOLDER by content hash: print added / updated / deleted / unchanged."""
+    from ragkit.freshness import Watcher, parse_duration, sync_folder
+    from ragkit.index import Index
+
+    try:
+        every, full = parse_duration(interval, field_name="--interval"), \
+            parse_duration(full_every, field_name="--full-every")
+        if max_polls < 0:
+            raise ValueError(f"--max-polls={max_polls} must be 0 (never stop) or more")
+        if not folder.is_dir():
+            raise ValueError(f"{folder} is not a folder; pass the folder the index should mirror")
+        if recover:
+            Index.recover(index)
+        if watch:
+            Watcher(folder, index, interval=every, full_every=full, log=typer.echo).run(
+                max_polls=max_polls or None)
+            return
+        result = sync_folder(folder, index)
+    except (RagkitError, ValueError) as exc:
+        _fail(exc)
+    if as_json:
+        r = result.report
+        sys.stdout.write(json.dumps({"added": r.added, "updated": r.updated, "deleted": r.deleted,
+                                     "unchanged": r.unchanged, "encoded_rows": r.encoded_rows,
+                                     "generation": result.generation, "kept": result.kept,
+                                     "problems": [str(p) for p in result.problems]}) + "\n")
+    else:
+        typer.echo(str(result))
+
+
+@app.command("staleness")
+def staleness_cmd(
+    index: Annotated[Path, typer.Option("--index", "-i", help="index folder")],
+    threshold: Annotated[str, typer.Option(help="report documents lagging more than this (30m, 1h, 2d)")]
+    = "1h",
+    folder: Annotated[Path | None, typer.Option(help="source folder: also count changed, not yet indexed")]
+    = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
+) -> None:
+    """How far the index lags its sources: p50 / p95 / max and the documents past the threshold."""
+    from ragkit.freshness import parse_duration, staleness
+    from ragkit.index import Index
+
+    try:
+        limit = parse_duration(threshold, field_name="--threshold")
+        if folder is not None and not folder.is_dir():
+            raise ValueError(f"--folder {folder} is not a folder")
+        result = staleness(Index.load(index), folder=folder, threshold=limit)
+    except (RagkitError, ValueError) as exc:
+        _fail(exc)
+    if as_json:
+        sys.stdout.write(json.dumps(result.to_json()) + "\n")
+    else:
+        typer.echo(str(result))
 
 
 def main() -> None:  # pragma: no cover - console entry point

@@ -35,7 +35,7 @@ import difflib
 import json
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,7 +49,7 @@ from ragkit.tokens import count_tokens, truncate_to_tokens
 from ragkit.untrusted import TRUST_LABEL
 
 __all__ = ["TOOL_PARAMS", "ToolSettings", "ToolSpec", "ToolArgumentError", "TOOL_NAMES", "TOOL_SPECS",
-           "Toolbox", "openai_tools", "anthropic_tools", "for_model"]
+           "Toolbox", "openai_tools", "anthropic_tools", "tool_schemas", "for_model"]
 
 log = logging.getLogger("ragkit.tools")
 
@@ -107,11 +107,11 @@ _DATE = {"type": "string", "description": "ISO date, e.g. 2026-01-19 (or date-ti
          "minLength": 1}
 
 
-def _specs(s: ToolSettings) -> dict[str, ToolSpec]:
+def _specs(s: ToolSettings, kinds: Sequence[str] = ()) -> dict[str, ToolSpec]:
+    what = f"its documents: {', '.join(kinds)}" if kinds else "the documents of this index"
     search = ToolSpec(
         "search_knowledge",
-        "Search the operations knowledge base (runbooks, policies, postmortems, tickets, ticket "
-        "comments, rollout records, architecture notes) with lexical (BM25) and semantic retrieval, "
+        f"Search the knowledge base ({what}) with lexical (BM25) and semantic retrieval, "
         f"fused and reranked. Returns up to k ranked excerpts (about {s.excerpt_tokens} tokens each), "
         "each with its citation (doc_id#anchor), dates, validity at valid_at (valid, expired, "
         "not_yet_valid or unknown), authority, links and supersession. Use it first, with specific "
@@ -183,6 +183,28 @@ def openai_tools(settings: ToolSettings | None = None) -> list[dict[str, Any]]:
 def anthropic_tools(settings: ToolSettings | None = None) -> list[dict[str, Any]]:
     """The three tools in Anthropic Messages format (``tools=`` of messages.create)."""
     return [t.anthropic() for t in _specs(settings or ToolSettings()).values()]
+
+
+def tool_schemas(fmt: str = "openai", *, index: Any = None, max_k: int = 8) -> list[dict[str, Any]]:
+    """The tool list for ``ragkit tools``: ``fmt`` is ``"openai"`` or ``"anthropic"``.
+
+    The schemas do not depend on the index; a given ``index`` folder is only checked to exist.
+
+    Raises:
+        ValidationError: an unknown format or an out-of-range ``max_k``.
+        IndexStateError: ``index`` is not a ragkit index folder.
+    """
+    from pathlib import Path
+
+    from ragkit.errors import IndexStateError
+
+    if fmt not in ("openai", "anthropic"):
+        raise ValidationError(f"--format {fmt!r} is unknown; use 'openai' or 'anthropic'", field="format")
+    if index is not None and not (Path(index) / "manifest.json").is_file():
+        raise IndexStateError(f"{index} is not a ragkit index (no manifest.json); build one with "
+                              f"`ragkit index DIR --out {index}`")
+    settings = ToolSettings(max_k=max_k, default_k=min(4, max_k))
+    return openai_tools(settings) if fmt == "openai" else anthropic_tools(settings)
 
 
 def for_model(response: Mapping[str, Any]) -> dict[str, Any]:
@@ -273,11 +295,13 @@ class Toolbox:
         self.scope = scope
         self.funnel = funnel if funnel is not None else Funnel(index)
         self.settings = settings or ToolSettings()
-        self.specs = _specs(self.settings)
+        kinds = sorted({d.envelope.source_type for d in index.documents.values() if scope.allows(d.envelope)})
+        self.specs = _specs(self.settings, kinds)
         self._validators = {n: Draft202012Validator(s.parameters) for n, s in self.specs.items()}
         self.last_result: Any = None
         self._graph: _Graph | None = None
-        self._graph_key: tuple[Any, ...] | None = None
+        self._graph_source: Any = None
+        self._graph_key: tuple[int, int] | None = None
         self._handlers: dict[str, Callable[..., dict[str, Any]]] = {
             "search_knowledge": self._search, "retrieve_documents": self._retrieve,
             "related_documents": self._related}
@@ -321,7 +345,8 @@ class Toolbox:
                                         field="name", valid=list(self.specs),
                                         example=self.specs["search_knowledge"].example_call())
             args = self._parse(name, arguments)
-            response = self._handlers[name](**args)
+            snap = self.index.snapshot() if hasattr(self.index, "snapshot") else self.index  # one version
+            response = self._handlers[name](snap, **args)
         except ToolArgumentError as exc:
             response = self._error(name, exc.code, str(exc), exc.field, exc.valid, exc.example)
         except ScopeError as exc:
@@ -417,34 +442,33 @@ class Toolbox:
             return sorted({d.envelope.tenant for d in self.index.documents.values()})
         return [self.scope.tenant, GLOBAL_TENANT]
 
-    def _readable(self, doc_id: str) -> Document | None:
-        doc = self.index.documents.get(doc_id)
+    def _readable(self, snap: Any, doc_id: str) -> Document | None:
+        doc = snap.documents.get(doc_id)
         return doc if doc is not None and self.scope.allows(doc.envelope) else None
 
-    def _in_scope_ids(self) -> list[str]:
-        return [d for d, doc in self.index.documents.items() if self.scope.allows(doc.envelope)]
+    def _readable_docs(self, snap: Any) -> list[Document]:
+        return [doc for doc in snap.documents.values() if self.scope.allows(doc.envelope)]
 
-    def _unavailable(self, asked: str, field: str, example: Mapping[str, Any]) -> ToolArgumentError:
+    def _unavailable(self, snap: Any, asked: str, field: str,
+                     example: Mapping[str, Any]) -> ToolArgumentError:
         """The one answer for an id that does not exist *or* that the caller may not read."""
-        near = difflib.get_close_matches(asked.split("#")[0], self._in_scope_ids(), n=3, cutoff=0.75)
+        in_scope = [d.doc_id for d in self._readable_docs(snap)]
+        near = difflib.get_close_matches(asked.split("#")[0], in_scope, n=3, cutoff=0.75)
         return ToolArgumentError(
             "unknown_id", f"no document {asked!r} is available to you: it is not in this index or not "
             f"in your scope ({self.scope}). Use a doc_id or citation from a search_knowledge result",
             field=field, valid=(f"ids from search results; close ids in your scope: {near}" if near
                                 else "ids from search_knowledge results"), example=example)
 
-    def _graph_for(self) -> _Graph:
-        idx = self.index
-        key = (id(idx), id(idx.documents), len(idx.documents), idx.manifest.get("updated_at"))
-        if self._graph is None or self._graph_key != key:
-            self._graph, self._graph_key = _Graph(idx.documents), key
+    def _graph_for(self, snap: Any) -> _Graph:
+        """The inverse link maps of this index version (rebuilt when the snapshot changes)."""
+        key = (id(snap.documents), len(snap.documents))
+        if self._graph is None or self._graph_source is not snap or self._graph_key != key:
+            self._graph, self._graph_source, self._graph_key = _Graph(snap.documents), snap, key
         return self._graph
 
-    def _readable_docs(self) -> list[Document]:
-        return [doc for doc in self.index.documents.values() if self.scope.allows(doc.envelope)]
-
     # -- search_knowledge -------------------------------------------------------------------
-    def _search(self, query: str, k: int | None = None, doc_type: str | None = None,
+    def _search(self, snap: Any, query: str, k: int | None = None, doc_type: str | None = None,
                 valid_at: str | None = None, tenant: str | None = None, published_after: str | None = None,
                 published_before: str | None = None) -> dict[str, Any]:
         spec, s = self.specs["search_knowledge"], self.settings
@@ -458,7 +482,7 @@ class Toolbox:
             notices.append(f"k={k} is above this server's ceiling of {s.max_k}: at most {s.max_k} results "
                            "are returned. Narrow the query or the filters instead of widening k")
         types = tuple(t.strip() for t in (doc_type or "").split(",") if t.strip())
-        readable = self._readable_docs()
+        readable = self._readable_docs(snap)
         if doc_type is not None:
             known = sorted({d.envelope.source_type for d in readable})
             unknown = [t for t in types if t not in known]
@@ -483,7 +507,10 @@ class Toolbox:
         for h in result.hits:
             if not self.scope.allows(h.envelope):  # the funnel masks before ranking; re-checked on read
                 continue
-            chunk = self.funnel.index.rows[h.row]
+            chunk = _chunk_of(snap, self.index, h)
+            if chunk is None:
+                notices.append(f"{h.chunk_id} changed while the index was being updated; search again")
+                continue
             text, cut = truncate_to_tokens(chunk.text, s.excerpt_tokens)
             items.append({
                 "rank": h.rank, "citation": h.citation, "doc_id": h.doc_id, "chunk_id": h.chunk_id,
@@ -519,7 +546,7 @@ class Toolbox:
         return tried + " To change: " + "; ".join(advice) + "."
 
     # -- retrieve_documents -----------------------------------------------------------------
-    def _retrieve(self, ids: list[str]) -> dict[str, Any]:
+    def _retrieve(self, snap: Any, ids: list[str]) -> dict[str, Any]:
         spec, s = self.specs["retrieve_documents"], self.settings
         if any(not i.strip() for i in ids):
             raise ToolArgumentError("bad_value", "ids contains an empty string", field="ids",
@@ -536,7 +563,7 @@ class Toolbox:
         documents, failures = [], []
         for ident in asked:
             try:
-                item, note = self._read_one(ident, spec)
+                item, note = self._read_one(snap, ident, spec)
             except ToolArgumentError as exc:
                 failures.append(exc)
                 notices.append(f"{ident}: {exc}")
@@ -555,22 +582,22 @@ class Toolbox:
                 "trace": {"ids_asked": len(ids), "ids_read": len(documents), "tokens_delivered": delivered,
                           "truncated": [d["id"] for d in documents if d["truncated"]]}}
 
-    def _read_one(self, ident: str, spec: ToolSpec) -> tuple[dict[str, Any], str | None]:
+    def _read_one(self, snap: Any, ident: str, spec: ToolSpec) -> tuple[dict[str, Any], str | None]:
         doc_id, _, anchor = ident.partition("#")
-        doc = self._readable(doc_id)
+        doc = self._readable(snap, doc_id)
         if doc is None:
-            raise self._unavailable(ident, "ids", spec.example_call())
-        sections = sorted((c for c in self.index.sections.values() if c.doc_id == doc_id),
+            raise self._unavailable(snap, ident, "ids", spec.example_call())
+        sections = sorted((c for c in snap.sections.values() if c.doc_id == doc_id),
                           key=lambda c: c.start)
         note = None
         piece: Chunk | None = None
         if anchor:
             base = anchor.split("~")[0]
-            piece = self.index.sections.get(f"{doc_id}#{base}")
+            piece = snap.sections.get(f"{doc_id}#{base}")
             if piece is not None and base != anchor:
                 note = f"{ident} is a chunk id: returned its whole section {doc_id}#{base}"
-            elif piece is None and ident in self.index.row_of:
-                piece = self.index.rows[self.index.row_of[ident]]  # an index without parent sections
+            elif piece is None and ident in snap.row_of:
+                piece = snap.rows[snap.row_of[ident]]  # an index without parent sections
             if piece is None:
                 valid = [doc_id] + [f"{doc_id}#{c.anchor}" for c in sections]
                 raise ToolArgumentError("unknown_anchor", f"{doc_id!r} has no section {anchor!r}",
@@ -610,30 +637,31 @@ class Toolbox:
         return what
 
     # -- related_documents ------------------------------------------------------------------
-    def _related(self, doc_id: str) -> dict[str, Any]:
+    def _related(self, snap: Any, doc_id: str) -> dict[str, Any]:
         spec = self.specs["related_documents"]
         asked = doc_id.strip()
         base, _, anchor = asked.partition("#")
-        doc = self._readable(base)
+        doc = self._readable(snap, base)
         if doc is None:
-            raise self._unavailable(asked, "doc_id", spec.example_call())
+            raise self._unavailable(snap, asked, "doc_id", spec.example_call())
         notices = [f"related_documents works on whole documents: used {base!r}"] if anchor else []
-        graph = self._graph_for()
+        graph = self._graph_for(snap)
         env = doc.envelope
         moment = dt.datetime.now(dt.timezone.utc)
-        links_to = [self._summary(d, moment) for d in dict.fromkeys(env.links) if self._readable(d)]
-        linked_from = [self._summary(d, moment) for d in graph.linked_from.get(base, [])
-                       if d != base and self._readable(d)]
-        older = self._chain(base, graph.older, moment)
-        newer = self._chain(base, graph.newer, moment)
+        links_to = [self._summary(snap, d, moment) for d in dict.fromkeys(env.links)
+                    if self._readable(snap, d)]
+        linked_from = [self._summary(snap, d, moment) for d in graph.linked_from.get(base, [])
+                       if d != base and self._readable(snap, d)]
+        older = self._chain(snap, base, graph.older, moment)
+        newer = self._chain(snap, base, graph.newer, moment)
         named = set(env.links) | set(env.supersedes) | set(env.superseded_by)
-        hidden = sorted(d for d in named if self._readable(d) is None)
+        hidden = sorted(d for d in named if self._readable(snap, d) is None)
         if hidden:
             notices.append(f"{len(hidden)} id(s) named in its envelope ({hidden[:8]}) are not available to "
                            "you (not in this index or not in your scope) and are not listed")
         response: dict[str, Any] = {
             "tool": "related_documents", "ok": True, "notices": notices, "doc_id": base,
-            "document": self._summary(base, moment), "links_to": links_to, "linked_from": linked_from,
+            "document": self._summary(snap, base, moment), "links_to": links_to, "linked_from": linked_from,
             "supersedes": older, "superseded_by": newer}
         if not (links_to or linked_from or older or newer):
             response["message"] = (f"{base!r} links to no document in your scope, no document in your scope "
@@ -642,14 +670,15 @@ class Toolbox:
         response["trace"] = {"listed": len(links_to) + len(linked_from) + len(older) + len(newer)}
         return response
 
-    def _summary(self, doc_id: str, moment: dt.datetime) -> dict[str, Any]:
-        env = self.index.documents[doc_id].envelope
+    def _summary(self, snap: Any, doc_id: str, moment: dt.datetime) -> dict[str, Any]:
+        env = snap.documents[doc_id].envelope
         return {"doc_id": doc_id, "title": env.title, "version": env.version, "source_type": env.source_type,
                 "authority": env.authority, "tenant": env.tenant, "published_at": _iso(env.published_at),
                 "effective_from": _iso(env.effective_from), "effective_to": _iso(env.effective_to),
                 "validity": validity(env, moment), "conditions": list(env.conditions), "trust": TRUST_LABEL}
 
-    def _chain(self, start: str, table: Mapping[str, list[str]], moment: dt.datetime) -> list[dict[str, Any]]:
+    def _chain(self, snap: Any, start: str, table: Mapping[str, list[str]],
+               moment: dt.datetime) -> list[dict[str, Any]]:
         """Follow one supersession direction to its end (breadth first; cycles and unreadable docs stop)."""
         out: list[dict[str, Any]] = []
         seen, frontier, depth = {start}, [start], 0
@@ -661,12 +690,22 @@ class Toolbox:
                     if other in seen:
                         continue
                     seen.add(other)
-                    if self._readable(other) is None:
+                    if self._readable(snap, other) is None:
                         continue
-                    out.append({**self._summary(other, moment), "depth": depth, "via": node})
+                    out.append({**self._summary(snap, other, moment), "depth": depth, "via": node})
                     nxt.append(other)
             frontier = nxt
         return out
+
+
+def _chunk_of(snap: Any, index: Any, hit: Any) -> Chunk | None:
+    """The delivered chunk (for its offsets and anchor), from the version the search most likely read."""
+    if hit.row < len(snap.rows) and snap.rows[hit.row].chunk_id == hit.chunk_id:
+        return snap.rows[hit.row]
+    latest = index.snapshot() if hasattr(index, "snapshot") else index
+    row = latest.row_of.get(hit.chunk_id)
+    chunk = latest.rows[row] if row is not None else None
+    return chunk if chunk is not None and chunk.text == hit.text else None
 
 
 def _date_arg(value: str | None, field: str, spec: ToolSpec) -> dt.datetime | None:

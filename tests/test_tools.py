@@ -29,6 +29,8 @@ from ragkit.tools import (
     openai_tools,
 )
 
+COURSE_INDEX = Path(os.environ.get("RAGKIT_CACHE", Path(__file__).parent.parent / ".ragkit-cache"),
+                    "index-course")
 SECRETS = ("GLOBEX-SECRET-7731", "ACME-FINANCE-SECRET-5512")
 
 LONG_BODY = "\n\n".join(
@@ -195,7 +197,7 @@ def test_tenant_argument_only_narrows(box):
 
 
 def test_internal_failure_becomes_an_error_dict(box, caplog):
-    def boom(**_):
+    def boom(*_, **__):
         raise KeyError("x")
 
     box._handlers["related_documents"] = boom
@@ -393,8 +395,7 @@ def test_search_never_returns_text_outside_scope(model_index, scope):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not Path(os.environ.get("RAGKIT_CACHE", Path(__file__).parent.parent / ".ragkit-cache"),
-                             "index-course", "manifest.json").exists(),
+@pytest.mark.skipif(not any((COURSE_INDEX / name).exists() for name in ("CURRENT", "manifest.json")),
                     reason="course index not built (ragkit.course.course_index())")
 def test_course_index_tools_stay_in_scope():
     from ragkit.course import course_index
