@@ -736,8 +736,9 @@ class _Resolver:
                     winner.ev.doc_id in it.ev.envelope.links or _mentions(it.ev.text, winner.ev.doc_id)
                 ):
                     it.select("support", f"refers to {winner.ev.doc_id}")
+        disputed = {c.a for c in self.unresolved} | {c.b for c in self.unresolved}
         for it in self.alive():
-            if it.state == "open":
+            if it.state == "open" and it.ev.citation not in disputed:
                 what = (
                     f"{it.value.surface} is not what is asked"
                     if it.value

@@ -1,0 +1,126 @@
+"""Citation verification: resolution to delivered spans, scope, per-claim value checks, enforcement."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ragkit.cases import Caller
+from ragkit.citations import CitationError, enforce, parse_citations, verify
+from ragkit.errors import ValidationError
+from ragkit.loaders import load_file
+from ragkit.resolution import Evidence, resolve
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "datasets" / "opscorpus" / "docs"
+
+
+def section(rel: str, anchor: str) -> Evidence:
+    [doc] = load_file(DOCS / rel, root=DOCS)
+    return Evidence.from_document(doc, anchor)
+
+
+@pytest.fixture(scope="module")
+def delivered() -> list[Evidence]:
+    return [
+        section("global/policy/policy-v3.md", "cutoffs-for-migrated-tenants"),
+        section("acme/rollout/ro-7719.md", "result"),
+        section("global/runbook/runbook-v2.md", "eur-cutoff"),
+        section("acme/ticket_comment/ops-2987-c3.md", "top"),
+    ]
+
+
+def test_a_correct_answer_passes(delivered: list[Evidence]) -> None:
+    answer = (
+        "Acme's Monday EUR batch closes at 15:00 [policy-v3#cutoffs-for-migrated-tenants]. "
+        "Acme's cutover completed on 15 January 2026 [ro-7719#result]."
+    )
+    v = verify(answer, delivered, Caller("acme", ("ops",)))
+    assert v.ok, str(v)
+    assert [len(c.citations) for c in v.claims] == [1, 1]
+    assert v.claims[0].citations[0].version == "3" and v.claims[0].citations[0].start > 0
+
+
+def test_formatting_is_normalised_only_by_the_documented_normalisers(delivered: list[Evidence]) -> None:
+    ok = verify(
+        "The cutoff is 3 pm [policy-v3#cutoffs-for-migrated-tenants]. "
+        "Cutover was on 2026-01-15 [ro-7719#result].",
+        delivered,
+    )
+    assert ok.ok, str(ok)
+    bad = verify("The cutoff is 1500 hours [policy-v3#cutoffs-for-migrated-tenants].", delivered)
+    assert (
+        not bad.ok and "'1500 hours'" in bad.claims[0].reasons[0]
+    )  # no documented normaliser reads "1500" as a time
+
+
+def test_the_wrong_value_fails_even_when_well_cited(delivered: list[Evidence]) -> None:
+    v = verify("Acme's EUR cutoff is 16:00 [policy-v3#cutoffs-for-migrated-tenants].", delivered)
+    assert not v.ok and v.claims[0].reasons == [
+        "'16:00' is not in the cited span(s) policy-v3#cutoffs-for-migrated-tenants"
+    ]
+
+
+def test_identifiers_dates_and_quotations_are_checked(delivered: list[Evidence]) -> None:
+    good = verify('The comment says "Acme stays on 16:00 until cutover" [ops-2987-c3#top].', delivered)
+    assert good.ok, str(good)
+    v = verify(
+        'The comment says "Acme moves to 15:00 now" [ops-2987-c3#top]. RO-7720 did it [ro-7719#result].',
+        delivered,
+    )
+    assert [c.ok for c in v.claims] == [False, False]
+    assert "Acme moves to 15:00 now" in v.claims[0].reasons[0]
+    assert any("RO-7720" in r for r in v.claims[1].reasons)
+
+
+def test_citations_must_resolve_to_this_runs_spans(delivered: list[Evidence]) -> None:
+    v = verify("The cutoff is 15:00 [policy-v3#late-files].", delivered)
+    assert not v.ok and "does not resolve" in v.claims[0].reasons[0]
+    v = verify("The cutoff is 15:00 [policy-v2#cutoffs].", delivered)
+    assert not v.ok
+
+
+def test_a_value_without_a_citation_fails_and_plain_text_passes(delivered: list[Evidence]) -> None:
+    v = verify("The cutoff is 15:00. I could not confirm the reason.", delivered)
+    assert [c.ok for c in v.claims] == [False, True]
+    assert "without a citation" in v.claims[0].reasons[0]
+
+
+def test_a_citation_outside_the_callers_scope_fails(delivered: list[Evidence]) -> None:
+    v = verify(
+        "Cutover completed on 15 January 2026 [ro-7719#result].", delivered, Caller("globex", ("ops",))
+    )
+    assert not v.ok and "outside the caller's scope" in v.claims[0].reasons[0]
+
+
+def test_citations_after_the_full_stop_join_their_claim(delivered: list[Evidence]) -> None:
+    v = verify("The cutoff is 15:00. [policy-v3#cutoffs-for-migrated-tenants]", delivered)
+    assert v.ok and len(v.claims) == 1
+    assert [str(c) for c in parse_citations("x [a#b; c#d] [e#f]")] == ["a#b", "c#d", "e#f"]
+
+
+def test_enforce_marks_or_raises_and_never_passes_a_failed_answer(delivered: list[Evidence]) -> None:
+    answer = "Acme's EUR cutoff is 16:00 [runbook-v2#eur-cutoff]. It is 17:30 [runbook-v2#eur-cutoff]."
+    v = verify(answer, delivered)
+    assert [c.ok for c in v.claims] == [True, False]
+    marked = enforce(answer, v)
+    assert marked.startswith("UNVERIFIED: 1 of 2") and "[unverified: '17:30'" in marked
+    with pytest.raises(CitationError, match="17:30"):
+        enforce(answer, v, mode="raise")
+    good = "Acme's EUR cutoff is 15:00 [policy-v3#cutoffs-for-migrated-tenants]."
+    assert enforce(good, verify(good, delivered)) == good
+    with pytest.raises(ValidationError):
+        enforce(good, verify(good, delivered), mode="ignore")
+
+
+def test_an_answer_built_from_the_decision_record_verifies(delivered: list[Evidence]) -> None:
+    record = resolve(
+        "Which settlement cutoff applies to Acme's Monday EUR batch on 19 January 2026?",
+        delivered,
+        "2026-01-19",
+        Caller("acme", ("ops",)),
+    )
+    assert record.decision is not None
+    answer = f"The cutoff is {record.decision.surface} [{record.decision.citation}]."
+    assert verify(answer, delivered, Caller("acme", ("ops",))).ok

@@ -1,0 +1,103 @@
+"""Value reading: kinds, normalisation through ragkit.cases.normalise_value, exact offsets."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragkit.cases import normalise_value
+from ragkit.errors import ValidationError
+from ragkit.values import asked_forms, asked_kind, read_values, sentence_at, sentence_spans
+
+
+def test_times_with_hand_computed_offsets() -> None:
+    text = "EUR cutoff 16:00 CET; GBP at 2 pm; USD 9.30 CET."
+    got = [(v.value, v.surface, v.start, v.end) for v in read_values(text, "time")]
+    # "EUR cutoff " is 11 chars; "16:00 CET; GBP at " brings us to 29; "2 pm; USD " to 39
+    assert got == [("16:00", "16:00", 11, 16), ("14:00", "2 pm", 29, 33), ("09:30", "9.30", 39, 43)]
+    for v in read_values(text, "time"):
+        assert text[v.start : v.end] == v.surface
+
+
+def test_a_version_number_or_percentage_is_not_a_time() -> None:
+    assert read_values("build 2.5.7, markup 1.2%, within 2.45 seconds", "time") == []
+
+
+def test_amounts_dates_and_ids() -> None:
+    text = "Threshold EUR 25,000 from 15 January 2026 (was USD 1,000.50 until 2025-12-31)."
+    amounts = read_values(text, "amount")
+    assert [(a.value, a.start, a.end) for a in amounts] == [("EUR 25000", 10, 20), ("USD 1000.5", 47, 59)]
+    dates = read_values(text, "date")
+    assert [(d.value, d.surface) for d in dates] == [
+        ("2026-01-15", "15 January 2026"),
+        ("2025-12-31", "2025-12-31"),
+    ]
+    ids = read_values(
+        "Commit a41c9e2 shipped in RO-7702 for acme-9; see ops-2987-c3 and reconcile_settlement.", "id"
+    )
+    assert [v.surface for v in ids] == ["a41c9e2", "RO-7702", "acme-9", "ops-2987-c3", "reconcile_settlement"]
+
+
+def test_values_normalise_like_the_case_normaliser() -> None:
+    for kind, surface in [
+        ("time", "3 pm"),
+        ("amount", "EUR 48,210.50"),
+        ("date", "Jan 15, 2026"),
+        ("id", "E-4471"),
+    ]:
+        [v] = read_values(f"x {surface} y", kind)
+        assert v.value == normalise_value(kind, surface)
+
+
+def test_text_kind_reads_durations_percentages_counts() -> None:
+    text = "The retention period stays at 5 years; reserve 12% of volume; retry ceiling is 5 attempts."
+    got = [(v.form, v.value) for v in read_values(text, "text")]
+    assert got == [("duration", "5 years"), ("percentage", "12%"), ("count", "5 attempts")]
+    assert {v.kind for v in read_values(text, "text")} == {"text"}
+
+
+def test_status_and_person() -> None:
+    assert [v.value for v in read_values("| Status | in progress |", "status")] == ["in progress"]
+    assert [v.surface for v in read_values("| Approved by | Esterhazy |", "person")] == ["Esterhazy"]
+    assert [v.surface for v in read_values("Approved by Thorsby (implementation).", "person")] == ["Thorsby"]
+    assert read_values("| Status | completed |", "person") == []
+
+
+def test_unknown_kind_is_a_clear_error() -> None:
+    with pytest.raises(ValidationError, match="unknown"):
+        read_values("x", "colour")
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("Which settlement cutoff applies to Acme's Monday EUR batch on 19 January 2026?", "time"),
+        ("By what time must Umbrella's PLN captures be in on 2026-02-24?", "time"),
+        ("As of 5 October 2025, what is the platform's second-approver threshold?", "amount"),
+        ("How much was posted twice?", "amount"),
+        ("On which date was Acme's cutover completed?", "date"),
+        ("When was the change for OPS-1847 completed in production?", "date"),
+        ("Which commit fixed OPS-3318?", "id"),
+        ("Who approved RO-7702?", "id"),
+        ("What is the current status of OPS-6087?", "status"),
+        ("Why did Acme's January reconciliation fail?", "text"),
+        ("What rolling reserve applies to Acme on 14 June 2026?", "text"),
+        ("Which retention period should operations work to?", "text"),
+    ],
+)
+def test_asked_kind(question: str, kind: str) -> None:
+    assert asked_kind(question) == kind
+
+
+def test_asked_forms_are_finer() -> None:
+    assert asked_forms("Who approved RO-7702?") == ("person",)
+    assert asked_forms("What rolling reserve applies to Acme?") == ("percentage",)
+    assert asked_forms("Why did it fail?") == ()
+
+
+def test_sentences_and_lines() -> None:
+    text = "## Result\n\nCutover completed for acme. Acme now settles on v3.\n| USD | 11:15 |"
+    spans = [text[a:b] for a, b in sentence_spans(text)]
+    assert spans == ["## Result", "Cutover completed for acme.", "Acme now settles on v3.", "| USD | 11:15 |"]
+    pos = text.index("11:15")
+    a, b = sentence_at(text, pos)
+    assert text[a:b] == "| USD | 11:15 |"
