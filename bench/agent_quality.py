@@ -1,0 +1,323 @@
+"""End-to-end quality of the reference agent on the bundled evidence cases, per placement.
+
+Every case runs as its caller (tenant and groups), at its ``as_of``, over the documents
+published by then (the Toolbox applies :func:`ragkit.evaluation.snapshot_filters`), with the
+offline policy in three placements: ``pipeline`` (one always-on search), ``tool`` (the policy
+decides every call) and ``hybrid`` (always-on first search, then tool follow-ups).
+
+Scoring, per case:
+
+* answerable: *correct* when the agent did not abstain and the answer matches the expected
+  value: for ``text``/``status`` kinds the expected text is contained in the normalised answer;
+  for other kinds the first value of the expected kind read from the answer
+  (:func:`ragkit.values.read_values`) equals the expected value.
+* unanswerable: *honest* when the agent abstained; a *false assertion* otherwise.
+* every delivered (not abstained) answer: each inline citation must be a span delivered in
+  that run and :func:`ragkit.citations.verify` must pass; failures are counted.
+
+Development used the even-index cases (file order); odd-index cases are reported apart as
+held-out. Identical tool calls of one case are cached across placements (the pipeline's search
+is the hybrid's first search); a cached call counts the time it took when it ran.
+
+Usage::
+
+    OMP_NUM_THREADS=1 python bench/agent_quality.py                 # all cases, three placements
+    python bench/agent_quality.py --sample 60 --split dev           # a quick development sample
+    python bench/agent_quality.py --cases story-eur-cutoff --show   # print one trace
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import statistics
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from ragkit.agent import PLACEMENTS, Agent  # noqa: E402
+from ragkit.cases import load_cases  # noqa: E402
+from ragkit.evaluation import snapshot_filters  # noqa: E402
+from ragkit.scope import Scope  # noqa: E402
+
+OUT = ROOT / "bench" / "results" / "agent_quality.md"
+CITE = __import__("re").compile(r"\[([^\[\]\s]+#[^\[\]\s]*)\]")
+
+
+class CachedToolbox:
+    """A Toolbox whose identical calls (same case, same arguments) are answered once."""
+
+    def __init__(self, inner: Any, cache: dict[str, dict[str, Any]]):
+        self.inner, self.cache, self.scope = inner, cache, inner.scope
+
+    def call(self, name: str, arguments: Any) -> dict[str, Any]:
+        key = name + json.dumps(arguments, sort_keys=True, default=str)
+        if key not in self.cache:
+            self.cache[key] = self.inner.call(name, arguments)
+        return copy.deepcopy(self.cache[key])
+
+
+def tool_seconds(result: Any) -> float:
+    """Seconds per task: each tool call's own time (cached repeats count their first run) + the rest."""
+    tools = (
+        sum(
+            float((s.response.get("trace") or {}).get("ms", s.ms))
+            for s in result.steps
+            if s.action in ("search", "fetch", "related") and s.refused is None
+        )
+        / 1000
+    )
+    own = (
+        result.seconds - sum(s.ms for s in result.steps if s.action in ("search", "fetch", "related")) / 1000
+    )
+    return tools + max(0.0, own)
+
+
+def score(case: Any, result: Any) -> dict[str, Any]:
+    from ragkit.values import read_values
+
+    delivered = {str(getattr(e, "citation", "")) for e in result.delivered}
+    cited = CITE.findall(result.answer) if not result.abstained else []
+    unverifiable = (not result.abstained) and (
+        any(c not in delivered for c in cited)
+        or not cited
+        or (result.verification is not None and not result.verification.ok)
+    )
+    row: dict[str, Any] = {
+        "id": case.id,
+        "tags": list(case.tags),
+        "answerable": case.answerable,
+        "abstained": result.abstained,
+        "value": result.value,
+        "answer": result.answer[:400],
+        "calls": result.calls,
+        "searches": result.searches,
+        "seconds": tool_seconds(result),
+        "tokens": result.tokens_delivered,
+        "unverifiable": unverifiable,
+        "decisive_delivered": None,
+        "correct": False,
+    }
+    if case.answerable and case.expected is not None:
+        exp = case.expected
+        if not result.abstained:
+            if exp.kind in ("text", "status"):
+                row["correct"] = exp.matches(result.answer)
+            else:
+                values = read_values(result.answer, exp.kind)
+                row["correct"] = bool(values) and exp.matches(values[0].surface)
+        decisive = case.decisive
+        docs = {str(getattr(e, "doc_id", "")) for e in result.delivered}
+        row["decisive_delivered"] = decisive is not None and decisive.doc_id in docs
+        row["expected"] = exp.value
+    else:
+        row["correct"] = result.abstained
+    return row
+
+
+def failure_kind(row: dict[str, Any]) -> str:
+    if not row["answerable"]:
+        return "asserted a value on an unanswerable case"
+    if row["decisive_delivered"] is False:
+        return (
+            "decisive source never delivered, abstained"
+            if row["abstained"]
+            else "decisive source never delivered, answered from another source"
+        )
+    return (
+        "decisive source delivered, abstained"
+        if row["abstained"]
+        else "decisive source delivered, wrong value chosen"
+    )
+
+
+def pct(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    ans = [r for r in rows if r["answerable"]]
+    una = [r for r in rows if not r["answerable"]]
+    out: dict[str, Any] = {
+        "answerable": len(ans),
+        "correct": sum(r["correct"] for r in ans),
+        "unanswerable": len(una),
+        "honest": sum(r["abstained"] for r in una),
+        "false": sum(not r["abstained"] for r in una),
+        "unverifiable": sum(r["unverifiable"] for r in rows),
+    }
+    out["accuracy"] = out["correct"] / len(ans) if ans else float("nan")
+    out["honesty"] = out["honest"] / len(una) if una else float("nan")
+    out["false_rate"] = out["false"] / len(una) if una else float("nan")
+    return out
+
+
+def table(rows_by_placement: dict[str, list[dict[str, Any]]]) -> str:
+    tags = sorted({t for rows in rows_by_placement.values() for r in rows for t in r["tags"]})
+    head = "| category | answerable | " + " | ".join(rows_by_placement) + " |"
+    lines = [head, "|" + "---|" * (2 + len(rows_by_placement))]
+    for tag in ["all", *tags]:
+        cells = []
+        n = 0
+        for rows in rows_by_placement.values():
+            sel = [r for r in rows if r["answerable"] and (tag == "all" or tag in r["tags"])]
+            n = len(sel)
+            good = sum(r["correct"] for r in sel)
+            cells.append(f"{good / n:.3f} ({good}/{n})" if n else "-")
+        lines.append(f"| {tag} | {n} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def honesty_table(rows_by_placement: dict[str, list[dict[str, Any]]]) -> str:
+    lines = [
+        "| measure | " + " | ".join(rows_by_placement) + " |",
+        "|" + "---|" * (1 + len(rows_by_placement)),
+    ]
+    sums = {p: summarise(rows) for p, rows in rows_by_placement.items()}
+    lines.append(
+        "| unanswerable: honest abstention | "
+        + " | ".join(f"{s['honesty']:.3f} ({s['honest']}/{s['unanswerable']})" for s in sums.values())
+        + " |"
+    )
+    lines.append(
+        "| unanswerable: false assertions | "
+        + " | ".join(f"{s['false_rate']:.3f} ({s['false']}/{s['unanswerable']})" for s in sums.values())
+        + " |"
+    )
+    lines.append(
+        "| delivered answers with an unverifiable citation | "
+        + " | ".join(str(s["unverifiable"]) for s in sums.values())
+        + " |"
+    )
+    cost = {
+        p: ([r["calls"] for r in rows], [r["seconds"] for r in rows], [r["tokens"] for r in rows])
+        for p, rows in rows_by_placement.items()
+    }
+    lines.append(
+        "| tool calls per task, median / p95 | "
+        + " | ".join(f"{statistics.median(c):.0f} / {pct(c, 0.95):.0f}" for c, _, _ in cost.values())
+        + " |"
+    )
+    lines.append(
+        "| seconds per task, median / p95 | "
+        + " | ".join(f"{statistics.median(s):.1f} / {pct(s, 0.95):.1f}" for _, s, _ in cost.values())
+        + " |"
+    )
+    lines.append(
+        "| evidence tokens delivered per task, median / p95 | "
+        + " | ".join(f"{statistics.median(t):.0f} / {pct(t, 0.95):.0f}" for _, _, t in cost.values())
+        + " |"
+    )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--placements", default=",".join(PLACEMENTS))
+    ap.add_argument("--split", choices=("all", "dev", "heldout"), default="all")
+    ap.add_argument(
+        "--sample", type=int, default=0, help="every n-th case to reach about this many (0 = all)"
+    )
+    ap.add_argument("--cases", default="", help="comma-separated case ids")
+    ap.add_argument("--show", action="store_true", help="print each trace")
+    ap.add_argument("--out", type=Path, default=OUT)
+    ap.add_argument("--rows", type=Path, default=None, help="write per-case rows as JSON Lines")
+    args = ap.parse_args()
+
+    from ragkit.course import course_index
+    from ragkit.funnel import Funnel
+    from ragkit.tools import Toolbox
+
+    cases = load_cases(ROOT / "datasets" / "opscorpus" / "cases.jsonl")
+    split = {c.id: ("dev" if i % 2 == 0 else "heldout") for i, c in enumerate(cases)}
+    if args.split != "all":
+        cases = [c for c in cases if split[c.id] == args.split]
+    if args.cases:
+        wanted = set(args.cases.split(","))
+        cases = [c for c in cases if c.id in wanted]
+    if args.sample and len(cases) > args.sample:
+        step = len(cases) / args.sample
+        cases = [cases[int(i * step)] for i in range(args.sample)]
+    placements = [p for p in args.placements.split(",") if p]
+    index = course_index()
+    funnel = Funnel(index)
+    funnel.search("warm up", deliver=1)
+    rows: dict[str, list[dict[str, Any]]] = {p: [] for p in placements}
+    t0 = time.perf_counter()
+    for n, case in enumerate(cases, 1):
+        inner = Toolbox(
+            index,
+            Scope(case.caller.tenant, case.caller.groups),
+            funnel=funnel,
+            filters=snapshot_filters(case.as_of),
+        )
+        box = CachedToolbox(inner, {})
+        for placement in placements:
+            result = Agent(box, placement=placement).run(case.task, as_of=case.as_of.isoformat())
+            row = score(case, result)
+            row["split"] = split[case.id]
+            row["placement"] = placement
+            rows[placement].append(row)
+            if args.show:
+                print(result, "\n")
+        done = " ".join(f"{p}:{'ok' if rows[p][-1]['correct'] else 'x'}" for p in placements)
+        print(f"[{n}/{len(cases)}] {case.id} {done} ({time.perf_counter() - t0:.0f}s)", flush=True)
+
+    wall = time.perf_counter() - t0
+    parts = [
+        "# Reference agent: end-to-end quality per placement\n",
+        f"Command: `OMP_NUM_THREADS=1 python bench/agent_quality.py {' '.join(sys.argv[1:])}`; "
+        f"{len(cases)} cases, {wall / 60:.1f} min wall on a shared, loaded 2-core machine (times are "
+        "noisy). Offline policy (a transparent rule-based baseline, not a model). Each case runs as its "
+        "caller at its as_of over the documents published by then.\n",
+        "## Correct end-to-end answers on answerable cases (all cases)\n",
+        table(rows),
+        "",
+        "## Unanswerable cases, citations, cost (all cases)\n",
+        honesty_table(rows),
+        "",
+    ]
+    for name in ("dev", "heldout"):
+        sub = {p: [r for r in rs if r["split"] == name] for p, rs in rows.items()}
+        if not any(sub.values()):
+            continue
+        label = "development (even-index cases)" if name == "dev" else "held-out (odd-index cases)"
+        parts += [f"## Split: {label}\n", table(sub), "", honesty_table(sub), ""]
+    parts.append("## What the failures have in common\n")
+    for placement, rs in rows.items():
+        kinds: dict[str, list[str]] = defaultdict(list)
+        for r in rs:
+            if not r["correct"]:
+                kinds[failure_kind(r)].append(r["id"])
+        parts.append(
+            f"**{placement}**: "
+            + (
+                "; ".join(
+                    f"{k}: {len(v)} (e.g. {', '.join(v[:4])})"
+                    for k, v in sorted(kinds.items(), key=lambda x: -len(x[1]))
+                )
+                or "none"
+            )
+            + "\n"
+        )
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text("\n".join(parts) + "\n")
+    if args.rows:
+        with args.rows.open("w") as fh:
+            for rs in rows.values():
+                for r in rs:
+                    fh.write(json.dumps(r, default=str) + "\n")
+    print("\n".join(parts))
+
+
+if __name__ == "__main__":
+    main()

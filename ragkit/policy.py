@@ -1,0 +1,485 @@
+"""The offline policy: a transparent baseline that drives the agent loop without a model.
+
+It is *not* a model and does not pretend to be one: every choice is a documented rule
+over the task (:func:`ragkit.taskparse.parse_task`) and the tool responses, so a learner
+can predict it, and a model-driven policy (:mod:`ragkit.llm_policy`) can be compared
+with it on the same loop, caps and checks.
+
+The rules, in the order the loop meets them (CURRICULUM sections 1 and 7):
+
+1. **Read the task**: identifiers, names, the caller's tenant, a date or month period,
+   the kind of value asked (:func:`ragkit.values.asked_kind`), and whether it asks which
+   rule *applies* at a moment (searches carry ``valid_at``) or what *happened* (no
+   validity filter: it would hide the incident records).
+2. **Query variants**, each tried only while the evidence is insufficient: the task
+   itself; a structured query (the caller's tenant, the month named, when the task asks
+   about an event); the identifiers alone; a keyword query (content words); and a query
+   widened by pseudo-relevance feedback (terms frequent in the excerpts already seen but
+   absent from the task: the cure for vocabulary mismatch).
+3. **Judge each page**: an excerpt counts only if it is about the task: it names the
+   task's identifiers (or an identifier the policy followed to reach it), belongs to the
+   caller's tenant when the task asks about the caller's own event, and falls in the
+   month named. A page with nothing that counts is "nothing here" and leads to a new query.
+4. **Follow the evidence**: links in a counted excerpt's envelope are read with
+   ``retrieve_documents``; identifiers the excerpt names in a sentence about a fix, a
+   rollout, a policy or a follow-up are searched (ticket -> comment -> rollout -> policy).
+5. **Sufficiency**: :func:`ragkit.resolution.resolve` over the counted evidence decides a
+   value of the asked kind.
+6. **Contradiction search** once a value is decided: the condition of any conditional
+   source (``until cutover`` -> ``<tenant> cutover completed``), then the same entity and
+   predicate with ``superseded exception until effective revoked completed cutover``;
+   then resolve again.
+7. **Answer** with the resolved value first and the decisive sentence quoted, cited
+   ``[doc_id#anchor]``; or **abstain**, saying what was searched, what was found, what
+   is missing or which sources conflict, and what to confirm.
+
+Example:
+    >>> from ragkit.agent import AgentState
+    >>> state = AgentState("Which commit fixed OPS-3318?", "2026-02-02", "acme", "tool", 6)
+    >>> run = OfflinePolicy().begin(state)
+    >>> run.next_action(state).arguments["query"]
+    'OPS-3318 commit fixed'
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ragkit.agent import Action, AgentState, EvidenceUse
+from ragkit.taskparse import TaskFrame, feedback_terms, find_identifiers, keyword_query, parse_task
+
+__all__ = ["OfflinePolicy", "OfflineRun", "Judgement", "CONTRADICTION_TERMS", "abstention_text"]
+
+#: Words that surface what would overturn a value (CURRICULUM section 7).
+CONTRADICTION_TERMS = ("superseded", "exception", "until", "effective", "revoked", "completed", "cutover")
+
+# a sentence that points at another record: follow the identifiers it names
+_HOP_CUES = re.compile(
+    r"\b(fix|fixed|fixes|shipped|ships|goes out|went out|rollout|rolled|deploy\w*|release\w*|implements?|"
+    r"cites?|policy|section|clause|follow-?up|tracked|tracking|see|linked|moved to|duplicate of|"
+    r"merged|commit|change|build)\b",
+    re.IGNORECASE,
+)
+
+
+@dataclass
+class Judgement:
+    """The policy's reading of the evidence so far."""
+
+    counted: list[EvidenceUse]
+    set_aside: list[tuple[EvidenceUse, str]]
+    record: Any
+    decided: bool
+    missing: str
+
+
+@dataclass
+class OfflineRun:
+    """One task under the offline policy (see the module docstring for the rules)."""
+
+    frame: TaskFrame
+    asked: str
+    k: int = 5
+    followed: set[str] = field(default_factory=set)  # identifiers searched as hops
+    anchors: set[str] = field(default_factory=set)  # identifiers that make an excerpt count
+    fetched: set[str] = field(default_factory=set)
+    related_done: set[str] = field(default_factory=set)
+    tried: set[str] = field(default_factory=set)  # names of variants already issued
+    contradiction: int = 0
+    linked: set[str] = field(default_factory=set)  # doc ids reached through a link
+
+    # -- the loop's three questions ---------------------------------------------------------
+    def first_search(self, state: AgentState) -> Action:
+        self.tried.add("task")
+        return Action("search", self._search_args(self.frame.task), "always-on retrieval with the task")
+
+    def next_action(self, state: AgentState) -> Action:
+        if not state.searches and not state.steps:
+            if self.frame.identifiers or len(self.frame.words) > 1:
+                self.tried.add("keywords")
+                return Action(
+                    "search",
+                    self._search_args(keyword_query(self.frame)),
+                    "first query: identifiers and content words of the task",
+                )
+            self.tried.add("task")
+            return Action("search", self._search_args(self.frame.task), "first query: the task")
+        judgement = self.judge(state)
+        if judgement.decided:
+            action = self._contradiction(state, judgement)
+            if action is not None:
+                return action
+            return self.conclude(state, "a value is decided and the contradiction search is done")
+        action = self._follow(state, judgement) or self._variant(state, judgement)
+        if action is not None:
+            return action
+        return self.conclude(state, "every query variant and link is tried")
+
+    def conclude(self, state: AgentState, why: str) -> Action:
+        judgement = self.judge(state)
+        if judgement.decided:
+            return Action(
+                "answer",
+                {
+                    "answer": answer_text(judgement.record, judgement.counted),
+                    "value": judgement.record.decision.value,
+                },
+                why,
+                record=judgement.record,
+            )
+        return Action(
+            "abstain", {"answer": abstention_text(state, judgement, why)}, why, record=judgement.record
+        )
+
+    # -- judging ----------------------------------------------------------------------------
+    def judge(self, state: AgentState) -> Judgement:
+        from ragkit.resolution import resolve
+
+        counted: list[EvidenceUse] = []
+        aside: list[tuple[EvidenceUse, str]] = []
+        for use in state.evidence.values():
+            reason = self._why_not(use, state)
+            if reason is None:
+                counted.append(use)
+            else:
+                aside.append((use, reason))
+        record = resolve(state.task, [u.evidence for u in counted], as_of=state.as_of, caller=state.caller)
+        # the decisive passage must name what the task qualifies the question with (CHF, EUR, a
+        # surname): otherwise it states a neighbouring fact; set it aside and resolve again
+        pool = list(counted)
+        for _ in range(3):
+            if record.decision is None:
+                break
+            found = next((u for u in pool if u.citation == record.decision.citation), None)
+            lacking = self._uncovered(found) if found is not None else []
+            if found is None or not lacking:
+                break
+            pool.remove(found)
+            counted.remove(found)
+            aside.append((found, "does not name " + ", ".join(lacking)))
+            record = resolve(state.task, [u.evidence for u in pool], as_of=state.as_of, caller=state.caller)
+        from ragkit.decision import Rejected
+
+        for use, why in aside:
+            reason = "neighbouring_fact" if why.startswith("does not name") else "semantic_decoy"
+            if why.startswith("published") and any(
+                i.lower() in str(use.item.get("text", "")).lower() for i in self.frame.identifiers
+            ):
+                reason = "lexical_decoy"
+            record.rejected.append(
+                Rejected(use.citation, str(use.item.get("doc_id")), reason, f"set aside by the agent: {why}")
+            )
+        decided = record.status == "decided" and record.decision is not None
+        missing = "" if decided else self._missing(record, counted)
+        return Judgement(counted, aside, record, decided, missing)
+
+    def _why_not(self, use: EvidenceUse, state: AgentState) -> str | None:
+        """``None`` if the excerpt is about the task, else why it is set aside."""
+        item, f = use.item, self.frame
+        hay = " ".join(
+            [
+                str(item.get("text", "")),
+                str(item.get("title", "")),
+                " ".join(map(str, item.get("entities") or [])),
+            ]
+        ).lower()
+        if item.get("doc_id") in self.linked:
+            return None
+        ids = [i.lower() for i in f.identifiers]
+        if ids and not any(i in hay for i in ids) and not any(a in hay for a in self.anchors):
+            return "does not name " + " or ".join(f.identifiers)
+        missing_names = [n for n in f.names if n.lower() not in hay]
+        if missing_names and not ids:
+            return "does not name " + ", ".join(missing_names)
+        tenant = state.tenant.lower()
+        if (
+            f.event
+            and f.tenant_named
+            and tenant not in ("*", "")
+            and str(item.get("tenant")).lower() != tenant
+        ):
+            return f"not a {state.tenant} record (the task asks about {state.tenant}'s own event)"
+        if f.event and f.period:
+            published = str(item.get("published_at") or "")[:10]
+            start, end = f.period
+            late = (dt.date.fromisoformat(end) + dt.timedelta(days=45)).isoformat()
+            if published and not (start <= published < late):
+                return f"published {published}, outside the period asked about ({start[:7]})"
+        return None
+
+    def _uncovered(self, use: EvidenceUse) -> list[str]:
+        """Qualifiers of the task (codes such as CHF, and names) the passage does not mention."""
+        hay = " ".join([str(use.item.get("text", "")), str(use.item.get("title", ""))]).lower()
+        return [q for q in (*self.frame.qualifiers, *self.frame.names) if q.lower() not in hay]
+
+    def _missing(self, record: Any, counted: Sequence[EvidenceUse]) -> str:
+        if record.status == "conflict":
+            return "the sources conflict"
+        if not counted:
+            return "no excerpt about " + _about(self.frame)
+        return f"no {self.asked} value for {' '.join(self.frame.predicate[:4]) or 'the question'} in them"
+
+    # -- choosing the next action -----------------------------------------------------------
+    def _search_args(self, query: str, **extra: Any) -> dict[str, Any]:
+        args: dict[str, Any] = {"query": query, "k": self.k}
+        if self.frame.valid_at:
+            args["valid_at"] = self.frame.valid_at
+        args.update({k: v for k, v in extra.items() if v is not None})
+        return args
+
+    def _follow(self, state: AgentState, judgement: Judgement) -> Action | None:
+        """Links and identifiers named by counted evidence (ticket -> comment -> rollout -> policy)."""
+        have_docs = {str(u.item.get("doc_id")) for u in state.evidence.values()}
+        links: list[str] = []
+        for use in judgement.counted:
+            for doc_id in [*(use.item.get("links") or []), *(use.item.get("superseded_by") or [])]:
+                if doc_id not in have_docs and doc_id not in self.fetched and doc_id not in links:
+                    links.append(str(doc_id))
+        if links:
+            batch = links[:4]
+            self.fetched.update(batch)
+            self.linked.update(batch)
+            return Action("fetch", {"ids": batch}, "read documents linked from the evidence")
+        for use in judgement.counted:
+            doc_id = str(use.item.get("doc_id"))
+            if use.item.get("source_type") == "ticket" and doc_id not in self.related_done:
+                self.related_done.add(doc_id)
+                return Action("related", {"doc_id": doc_id}, "list what links to the ticket (its comments)")
+        if state.searches_left <= 0:
+            return None
+        task_ids = {i.lower() for i in self.frame.identifiers}
+        for use in judgement.counted:
+            text = str(use.item.get("text", ""))
+            for sentence in re.split(r"(?<=[.!?])\s+|\n", text):
+                if not _HOP_CUES.search(sentence):
+                    continue
+                for ident, kind in find_identifiers(sentence):
+                    low = ident.lower()
+                    if kind not in ("key", "commit") or low in task_ids or low in self.followed:
+                        continue
+                    if low in {str(u.item.get("doc_id")).lower() for u in state.evidence.values()}:
+                        continue
+                    self.followed.add(low)
+                    self.anchors.add(low)
+                    return Action(
+                        "search", {"query": ident, "k": self.k}, f"follow {ident}, named in {use.citation}"
+                    )
+        return None
+
+    def _variant(self, state: AgentState, judgement: Judgement) -> Action | None:
+        if state.searches_left <= 0:
+            return None
+        f = self.frame
+        order = (
+            ["structured", "identifiers", "keywords", "feedback", "task"]
+            if f.event
+            else ["identifiers", "keywords", "feedback", "structured", "task"]
+        )
+        for name in order:
+            if name in self.tried:
+                continue
+            self.tried.add(name)
+            action = self._make_variant(name, state, judgement)
+            if action is not None:
+                return action
+        return None
+
+    def _make_variant(self, name: str, state: AgentState, judgement: Judgement) -> Action | None:
+        f = self.frame
+        if name == "task":
+            return Action("search", self._search_args(f.task), "the task as written")
+        if name == "identifiers" and f.identifiers:
+            return Action(
+                "search",
+                {"query": " ".join(f.identifiers), "k": self.k},
+                "identifiers alone (no semantic neighbourhood: BM25 finds them exactly)",
+            )
+        if name == "keywords" and len(f.words) > 1:
+            return Action("search", self._search_args(keyword_query(f)), "keywords of the task")
+        if (
+            name == "structured"
+            and f.event
+            and (f.period or f.tenant_named)
+            and state.tenant not in ("*", "")
+        ):
+            extra: dict[str, Any] = {"tenant": state.tenant}
+            if f.period:
+                extra["published_after"] = f.period[0]
+                end = dt.date.fromisoformat(f.period[1]) + dt.timedelta(days=45)
+                if state.as_of is None or end.isoformat() <= state.as_of:
+                    extra["published_before"] = end.isoformat()
+            query = " ".join(w for w in keyword_query(f).split() if w != state.tenant.lower())
+            return Action(
+                "search",
+                self._search_args(query or f.task, **extra),
+                f"structured: tenant={state.tenant}" + (f", period {f.period[0][:7]}" if f.period else ""),
+            )
+        if name == "feedback":
+            pool = judgement.counted or list(state.evidence.values())
+            texts = [str(u.item.get("text", "")) for u in pool[:6]]
+            terms = feedback_terms(texts, f.task, n=4)
+            if not terms:
+                return None
+            query = keyword_query(f) + " " + " ".join(terms)
+            return Action(
+                "search",
+                self._search_args(query),
+                "pseudo-relevance feedback: " + ", ".join(terms) + " (frequent in what was found)",
+            )
+        return None
+
+    def _contradiction(self, state: AgentState, judgement: Judgement) -> Action | None:
+        if state.searches_left <= 0 or self.contradiction >= 2:
+            return None
+        f = self.frame
+        entity = " ".join(
+            [
+                *([state.tenant] if f.tenant_named and state.tenant not in ("*", "") else []),
+                *f.identifiers,
+                *f.names,
+            ]
+        )
+        if self.contradiction == 0:
+            self.contradiction = 1
+            for use in judgement.counted:
+                for condition in use.item.get("conditions") or []:
+                    words = [
+                        w
+                        for w in re.findall(r"[A-Za-z]+", str(condition))
+                        if w.lower() not in ("until", "unless", "while", "after", "before")
+                    ]
+                    if words:
+                        query = f"{entity} {' '.join(words)} completed".strip()
+                        return Action(
+                            "search",
+                            {"query": query, "k": self.k},
+                            f"contradiction: is the condition '{condition}' of {use.citation} met?",
+                        )
+        if self.contradiction == 1:
+            self.contradiction = 2
+            predicate = " ".join(f.predicate[:4])
+            query = f"{entity} {predicate} {' '.join(CONTRADICTION_TERMS)}".strip()
+            return Action(
+                "search",
+                {"query": query, "k": self.k},
+                "contradiction search: same entity and predicate, words that overturn a value",
+            )
+        return None
+
+
+class OfflinePolicy:
+    """The default policy of :class:`ragkit.agent.Agent`: documented rules, no model.
+
+    Args:
+        k: results per search (the tool's ceiling still applies).
+    """
+
+    name = "offline"
+
+    def __init__(self, *, k: int = 5):
+        self.k = k
+
+    def begin(self, state: AgentState) -> OfflineRun:
+        from ragkit.values import asked_kind
+
+        frame = parse_task(state.task, tenant=state.tenant, as_of=state.as_of)
+        return OfflineRun(
+            frame=frame,
+            asked=asked_kind(state.task),
+            k=self.k,
+            anchors={i.lower() for i in frame.identifiers},
+        )
+
+
+def _about(frame: TaskFrame) -> str:
+    parts = [*frame.identifiers, *frame.names]
+    if frame.tenant_named:
+        parts.insert(0, frame.tenant)
+    what = " ".join(frame.predicate[:5])
+    when = f" in {frame.period[0][:7]}" if frame.period else (f" on {frame.date}" if frame.date else "")
+    return (" ".join(parts) + " " + what).strip() + when
+
+
+def cite_each(text: str, citation: str) -> str:
+    """``text`` with ``[citation]`` before the end of each of its sentences."""
+    from ragkit.values import sentence_spans
+
+    out = []
+    for a, b in sentence_spans(text) or [(0, len(text))]:
+        sentence = " ".join(text[a:b].split()).rstrip(" .;:")
+        if sentence:
+            out.append(f"{sentence} [{citation}].")
+    return " ".join(out)
+
+
+def answer_text(record: Any, counted: Sequence[EvidenceUse] = ()) -> str:
+    """The answer: the resolved value first, then the decisive passage quoted, each cited.
+
+    For free-text and status answers the quote is the decisive sentence with its neighbours
+    (the passage that states the cause), at most about 80 words.
+    """
+    d = record.decision
+    quote = " ".join(str(d.quote).split())
+    surface = " ".join(str(d.surface).split())
+    head = cite_each(surface, d.citation)
+    if d.kind in ("text", "status"):
+        use = next((u for u in counted if u.citation == d.citation), None)
+        if use is not None:
+            quote = _window(str(use.item.get("text", "")), str(d.quote)) or quote
+    if quote.lower().strip(" .") == surface.lower().strip(" ."):
+        return head
+    return f"{head} {cite_each(quote, d.citation)}"
+
+
+def _window(text: str, sentence: str, words: int = 100) -> str:
+    """The paragraph that holds ``sentence`` (a finding is often stated in its first sentence),
+    as plain text; if the paragraph is long, the sentence with two before and one after it."""
+    from ragkit.values import sentence_spans
+
+    flat = " ".join(sentence.split())
+    for paragraph in re.split(r"\n\s*\n", text):
+        plain = " ".join(paragraph.split())
+        if flat and flat in plain:
+            if len(plain.split()) <= words:
+                return plain
+            spans = sentence_spans(paragraph)
+            at = next((n for n, (a, b) in enumerate(spans) if flat in " ".join(paragraph[a:b].split())), None)
+            if at is None:
+                return flat
+            lo, hi = max(0, at - 2), min(len(spans), at + 2)
+            return " ".join(" ".join(paragraph[a:b].split()) for a, b in spans[lo:hi])
+    return ""
+
+
+def abstention_text(state: AgentState, judgement: Judgement, why: str) -> str:
+    """An honest abstention: searched, found, missing or conflicting, and what to confirm."""
+    searched = "; ".join(f"'{q}'" for q in state.queries()) or "nothing"
+    followed = [s for s in state.steps if s.action in ("fetch", "related") and s.refused is None]
+    found = ", ".join(u.citation for u in judgement.counted[:6]) or "nothing about the question"
+    aside = len(judgement.set_aside)
+    parts = [
+        f"I cannot answer this from the evidence I may read ({why}).",
+        f"Searched: {searched}" + (f"; followed {len(followed)} link(s)" if followed else "") + ".",
+        f"Found: {found}" + (f"; set aside {aside} excerpt(s) not about the question" if aside else "") + ".",
+    ]
+    record = judgement.record
+    if record is not None and record.status == "conflict" and record.unresolved:
+        conflicts = "; ".join(f"{c.a} vs {c.b}: {c.why}" for c in record.unresolved[:3])
+        parts.append(f"Conflicting sources: {conflicts}.")
+    else:
+        parts.append(f"Missing: {judgement.missing or 'a source that states the answer'}.")
+    confirm = list(getattr(record, "to_confirm", []) or [])
+    if not confirm:
+        confirm = [
+            f"whether a record of {_about_state(state)} exists that I cannot see, or under another name"
+        ]
+    parts.append("To confirm: " + "; ".join(confirm[:3]) + ".")
+    return " ".join(parts)
+
+
+def _about_state(state: AgentState) -> str:
+    return state.task.rstrip("?").strip()
