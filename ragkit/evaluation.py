@@ -130,7 +130,7 @@ def search_traces(result: Any) -> list[list[dict[str, Any]]]:
     if traces is not None:
         for t in traces:
             cands = _get(t, "candidates", [])
-            out.append([asdict(c) if is_dataclass(c) else dict(c) for c in cands])  # type: ignore[arg-type]
+            out.append([_as_dict(c) for c in cands])
         return out
     for step in _get(result, "steps", None) or []:
         if _get(step, "action") != "search":
@@ -141,8 +141,14 @@ def search_traces(result: Any) -> list[list[dict[str, Any]]]:
         if cols:
             out.append([dict(zip(cols, row, strict=True)) for row in cands])
         else:
-            out.append([asdict(c) if is_dataclass(c) else dict(c) for c in cands])
+            out.append([_as_dict(c) for c in cands])
     return out
+
+
+def _as_dict(candidate: Any) -> dict[str, Any]:
+    if is_dataclass(candidate) and not isinstance(candidate, type):
+        return asdict(candidate)
+    return dict(candidate)
 
 
 def _delivered_texts(result: Any) -> list[tuple[str, str, int | None]]:
