@@ -562,6 +562,8 @@ class _Resolver:
                 ]
             )
             for v in values:
+                if self.forms and _mentions(self.question, v.surface):
+                    continue  # a value the question itself names (its ticket, its date) is not the answer
                 a, b = sentence_at(text, v.start) if self.forms else (v.start, v.end)
                 sentence = text[a:b]
                 if sentence.lstrip().startswith("#"):
