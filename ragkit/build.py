@@ -34,6 +34,29 @@ def default_index_path(folder: Path) -> Path:
     return DEFAULT_CACHE / f"index-{name}"
 
 
+def _open_existing(out: Path, log: Callable[[str], Any]) -> Any:
+    """The saved index at ``out``; a format-1 folder is upgraded in place (no re-encoding); a damaged
+    one falls back to its newest intact generation; ``None`` when nothing usable is there (rebuild)."""
+    from ragkit.errors import IndexStateError
+    from ragkit.index import Index
+
+    try:
+        return Index.load(out)
+    except IndexStateError as exc:
+        first = exc
+    try:
+        if not (out / "CURRENT").exists():
+            index = Index.upgrade(out)
+            log(f"upgraded {out} to the current index format (nothing re-encoded)")
+            return index
+        index = Index.recover(out)
+        log(f"{first}\nrecovered generation {index.manifest.get('generation')} of {out}")
+        return index
+    except IndexStateError as exc:
+        log(f"{exc}\nrebuilding {out}")
+        return None
+
+
 def build_or_update(folder: Path, out: Path, *, rebuild: bool = False, strict: bool = False,
                     chunker: str = "structure", max_tokens: int = 200, progress: bool = True,
                     log: Callable[[str], Any] = _stderr) -> Any:
@@ -50,13 +73,20 @@ def build_or_update(folder: Path, out: Path, *, rebuild: bool = False, strict: b
     log(str(report) if not report.ok else
         f"loaded {report.documents} documents from {report.files_read} files in {folder}")
     settings = IndexSettings(chunker=ChunkerSettings(method=chunker, max_tokens=max_tokens))
-    if (out / "manifest.json").exists() and not rebuild:
-        index = Index.load(out)
+    index = None
+    if not rebuild and ((out / "CURRENT").exists() or (out / "manifest.json").exists()):
+        index = _open_existing(out, log)
+    if index is not None:
         if index.settings.chunker != settings.chunker:
             log(f"chunker settings changed ({index.settings.chunker} -> {settings.chunker}): rebuilding")
             index = Index.build(docs, settings, progress=progress)
         else:
-            change = index.sync(docs, progress=progress)
+            from ragkit.freshness import protect_unreadable
+
+            to_sync, kept = protect_unreadable(index, docs, report)
+            if kept:
+                log(f"kept {len(kept)} indexed documents whose files failed to load: {', '.join(kept[:10])}")
+            change = index.sync(to_sync, progress=progress)
             log(f"updated {out}: {change}")
             if not (change.added or change.updated or change.deleted):
                 return index

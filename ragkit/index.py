@@ -692,6 +692,13 @@ class Index:
     def upgrade(cls, path: str | Path, *, embedder: Any = None) -> Index:
         """Convert a format-1 index folder to the current format in place, without re-encoding."""
         root = Path(path)
+        with storage.writer_lock(root):
+            if storage.current_generation(root) is not None:  # another process upgraded it first
+                return cls.load(root, embedder=embedder)
+            return cls._upgrade_locked(root, embedder)
+
+    @classmethod
+    def _upgrade_locked(cls, root: Path, embedder: Any) -> Index:
         try:
             manifest = json.loads((root / "manifest.json").read_text(encoding="utf-8"))
             settings = IndexSettings.from_json(manifest["settings"])

@@ -35,6 +35,7 @@ import json
 import os
 import re
 import shutil
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -95,16 +96,35 @@ def write_durable(path: Path, data: bytes, *, crash_step: str | None = None) -> 
     fsync_dir(path.parent)
 
 
+_THREAD_LOCKS: dict[str, threading.RLock] = {}
+_HELD: dict[str, int] = {}
+_GUARD = threading.Lock()
+
+
 @contextlib.contextmanager
 def writer_lock(root: Path) -> Iterator[None]:
-    """Exclusive writer lock on an index folder (processes and threads alike)."""
+    """Exclusive writer lock on an index folder: an flock across processes, an RLock across
+    threads; re-entrant within one thread (an upgrade that saves takes it twice)."""
     root.mkdir(parents=True, exist_ok=True)
-    with open(root / ".lock", "a+") as fh:
-        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+    key = str(root.resolve())
+    with _GUARD:
+        rlock = _THREAD_LOCKS.setdefault(key, threading.RLock())
+    with rlock:
+        if _HELD.get(key):
+            _HELD[key] += 1
+            try:
+                yield
+            finally:
+                _HELD[key] -= 1
+            return
+        with open(root / ".lock", "a+") as fh:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+            _HELD[key] = 1
+            try:
+                yield
+            finally:
+                _HELD[key] = 0
+                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
 
 def generation_names(root: Path) -> list[str]:
