@@ -1,0 +1,482 @@
+"""The exercise checkers, each tested three ways, and the generated notebooks kept in sync.
+
+For every exercise: the untouched starter reports "not attempted", the reference solution
+passes, and at least two plausible wrong answers fail with a message that says where to look.
+The starter and solution code run here are the exercise's own work cells (rendered from the
+one source), executed on small hand-built fixtures; the full runs on the course index are the
+solution notebooks under nbval.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import importlib.util
+import json
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from ragkit.cases import parse_case
+from ragkit.exercises import EXERCISES, load
+from ragkit.exercises.cells import render, to_notebook
+from ragkit.exercises.core import Outcome, ____, contains_blank
+from ragkit.fusion import Ranking
+from ragkit.trace import CandidateTrace
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def run_work(module: Any, version: str, namespace: dict[str, Any]) -> dict[str, Any]:
+    """Execute the exercise's work cells (student or solution version) in ``namespace``."""
+    namespace.setdefault("____", ____)
+    for cell in module.CELLS:
+        if cell.role == "work":
+            exec(
+                compile(render(cell.source, version), f"<ex{module.NUMBER:02d} {version}>", "exec"), namespace
+            )
+    return namespace
+
+
+def outcome(module: Any, namespace: dict[str, Any]) -> Outcome:
+    return module.check_values(**{name: namespace.get(name) for name in module.VARIABLES})
+
+
+def case(i: int, doc: str, *, tags: tuple[str, ...] = (), extra_docs: tuple[str, ...] = ()) -> Any:
+    evidence = [{"doc_id": doc, "anchor": "top", "quote": "the answer", "role": "decisive"}]
+    evidence += [{"doc_id": d, "anchor": "top", "quote": "a hop", "role": "hop"} for d in extra_docs]
+    return parse_case(
+        {
+            "id": f"c{i:02d}",
+            "task": f"question number {i} about things",
+            "as_of": "2026-01-19",
+            "caller": {"tenant": "acme", "groups": ["ops"]},
+            "answerable": True,
+            "evidence": evidence,
+            "reject": [],
+            "expected": {"kind": "text", "value": "answer"},
+            "tags": list(tags),
+            "decoys": [],
+        }
+    )
+
+
+# ----------------------------------------------------------------------------- core
+
+
+def test_blank_absorbs_and_is_found_anywhere() -> None:
+    assert (____ + 1) is ____ and (3 * ____) is ____ and not ____ and list(____) == []
+    assert contains_blank({"a": [1, (2, ____)]}) and not contains_blank({"a": [1, 2]})
+
+
+def test_hints_are_graded_and_solution_shows_code(capsys: pytest.CaptureFixture[str]) -> None:
+    module = load(1)
+    module.EXERCISE._hints_shown = 0
+    first, second, third = module.hint(), module.hint(), module.hint()
+    assert first.startswith("Hint 1 of 2") and second.startswith("Hint 2 of 2") and third == second
+    assert "def failed" in module.solution()
+    assert "Hint 1" in capsys.readouterr().out
+
+
+def test_check_reads_the_callers_globals() -> None:
+    module = load(5)
+    assert module.check().status == "not_attempted"  # none of the names exists in this module
+
+
+def test_generated_notebooks_are_up_to_date() -> None:
+    spec = importlib.util.spec_from_file_location("exercises_build", REPO / "exercises" / "build.py")
+    assert spec and spec.loader
+    build = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build)
+    files = build.notebook_files()
+    assert len(files) == 2 * len(EXERCISES)
+    for path, text in files.items():
+        assert path.is_file(), f"{path} is missing: run `.venv/bin/python exercises/build.py`"
+        assert path.read_text(encoding="utf-8") == text, (
+            f"{path} is stale: run `.venv/bin/python exercises/build.py`"
+        )
+        nb = json.loads(text)
+        assert all(not c.get("outputs") for c in nb["cells"]), f"{path} has outputs"
+
+
+def test_student_notebooks_hide_the_solution() -> None:
+    for number in EXERCISES:
+        module = load(number)
+        student = to_notebook(module.CELLS, "student", number=number)
+        solution = to_notebook(module.CELLS, "solution", number=number)
+        student_code = "\n".join("".join(c["source"]) for c in student["cells"] if c["cell_type"] == "code")
+        solution_code = "\n".join("".join(c["source"]) for c in solution["cells"] if c["cell_type"] == "code")
+        assert "____" in student_code and "TODO" in student_code
+        assert "____ =" not in solution_code and "= ____" not in solution_code and "TODO" not in solution_code
+        assert "assert outcome.passed" in solution_code and "ex.hint()" in student_code
+
+
+# ----------------------------------------------------------------------------- exercise 1
+
+
+def ex01_fixture() -> dict[str, Any]:
+    """24 cases: i % 3 == 0 delivered, 1 fused but ranked out, 2 only in BM25's list (not fused)."""
+    cases, results = [], {}
+    for i in range(24):
+        c = case(i, f"d{i}")
+        cases.append(c)
+        others = [
+            CandidateTrace(
+                row=100 + j,
+                chunk_id=f"x{i}-{j}#top",
+                doc_id=f"x{i}-{j}",
+                fused_rank=j + 1,
+                final_rank=j + 1,
+                delivered=j < 4,
+            )
+            for j in range(6)
+        ]
+        if i % 3 == 0:
+            hits = [f"d{i}", *[f"x{i}-{j}" for j in range(3)]]
+            others.append(
+                CandidateTrace(
+                    row=i, chunk_id=f"d{i}#top", doc_id=f"d{i}", fused_rank=7, final_rank=1, delivered=True
+                )
+            )
+        else:
+            hits = [f"x{i}-{j}" for j in range(4)]
+            fused = 8 if i % 3 == 1 else None
+            others.append(
+                CandidateTrace(
+                    row=i,
+                    chunk_id=f"d{i}#top",
+                    doc_id=f"d{i}",
+                    lexical_rank=55,
+                    fused_rank=fused,
+                    final_rank=9 if fused else None,
+                )
+            )
+        results[c.id] = SimpleNamespace(
+            hits=[SimpleNamespace(doc_id=d) for d in hits], trace=SimpleNamespace(candidates=others)
+        )
+    return {"cases": cases, "results": results}
+
+
+def test_ex01_three_ways() -> None:
+    ex = load(1)
+    assert outcome(ex, run_work(ex, "student", ex01_fixture())).status == "not_attempted"
+    good = outcome(ex, run_work(ex, "solution", ex01_fixture()))
+    assert good.passed, good.message
+    assert "16 of 24 cases failed: 8 retrieval" in good.message
+
+
+def test_ex01_wrong_any_candidate_counts() -> None:
+    ex = load(1)
+    ns = run_work(ex, "solution", ex01_fixture())
+    ns["in_candidates"] = lambda case, result: any(
+        c.doc_id == case.decisive.doc_id for c in result.trace.candidates
+    )
+    ns["split"] = {"retrieval": [], "reranking": []}
+    for c in ns["cases"]:
+        if ns["failed"](c, ns["results"][c.id]):
+            ns["split"]["reranking" if ns["in_candidates"](c, ns["results"][c.id]) else "retrieval"].append(
+                c.id
+            )
+    result = outcome(ex, ns)
+    assert (
+        result.status == "failed"
+        and "never made the fused" in result.message
+        and "fused_rank" in result.message
+    )
+
+
+def test_ex01_wrong_swapped_labels_and_non_failures() -> None:
+    ex = load(1)
+    ns = run_work(ex, "solution", ex01_fixture())
+    ns["split"] = {"retrieval": ns["split"]["reranking"], "reranking": ns["split"]["retrieval"]}
+    swapped = outcome(ex, ns)
+    assert swapped.status == "failed" and "swapped" in swapped.message
+    ns = run_work(ex, "solution", ex01_fixture())
+    ns["split"]["retrieval"] = ns["split"]["retrieval"] + ["c00"]  # c00's document was delivered
+    extra = outcome(ex, ns)
+    assert extra.status == "failed" and "did not fail" in extra.message
+    assert "c00" in extra.message  # names the learner's own wrong entry, never the expected split
+
+
+def test_ex01_wrong_delivered_means_candidate() -> None:
+    ex = load(1)
+    ns = ex01_fixture()
+    src = render(ex.CELLS[3].source, "solution").replace("c.fused_rank is not None", "c.delivered")
+    exec(src, ns)
+    result = outcome(ex, ns)
+    assert result.status == "failed" and "filed under 'retrieval'" in result.message
+
+
+# ----------------------------------------------------------------------------- exercise 2
+
+
+class TinyIndex:
+    """Six documents; BM25 matches exact tokens, 'dense' ranks by a fixed list that misses identifiers."""
+
+    def __init__(self) -> None:
+        self.rows = [SimpleNamespace(doc_id=f"doc{i}") for i in range(6)]
+
+    def mask(self, scope: Any, filters: Any) -> Any:
+        return None
+
+    def search_lexical(self, query: str, k: int, mask: Any) -> Ranking:
+        token = query.split()[-1]
+        ids = [i for i in range(6) if f"doc{i}" == token] + [i for i in range(6) if f"doc{i}" != token]
+        return Ranking(ids[:k], [float(6 - n) for n in range(len(ids[:k]))])
+
+    def search_dense(self, query: str, k: int, mask: Any) -> Ranking:
+        ids = [5, 4] if "E-" in query else [0, 1]  # identifier questions: dense finds only 4 and 5
+        return Ranking(ids[:k], [0.9, 0.8][:k])
+
+
+def ex02_fixture() -> dict[str, Any]:
+    index = TinyIndex()
+    cases = [case(i, f"doc{i}", tags=("identifier",)) for i in range(4)] + [
+        case(10, "doc2", extra_docs=("doc3",)),
+        case(11, "doc3", extra_docs=("doc2",)),
+    ]
+    cases = [
+        c.__class__(
+            **{
+                **c.__dict__,
+                "task": (
+                    f"what is E-{c.id} doc{c.decisive.doc_id[-1]}"
+                    if "identifier" in c.tags
+                    else f"why did it fail doc{c.decisive.doc_id[-1]}"
+                ),
+            }
+        )
+        for c in cases
+    ]
+    from ragkit.evaluation import snapshot_filters
+    from ragkit.fusion import rrf
+    from ragkit.scope import Scope
+
+    return {
+        "index": index,
+        "cases": cases,
+        "WIDTH": 3,
+        "rrf": rrf,
+        "Scope": Scope,
+        "snapshot_filters": snapshot_filters,
+        "doc_ids": lambda r: [index.rows[i].doc_id for i in r.ids],
+    }
+
+
+def test_ex02_three_ways(monkeypatch: pytest.MonkeyPatch) -> None:
+    ex = load(2)
+    monkeypatch.setattr(ex, "WIDTH", 3)
+    assert outcome(ex, run_work(ex, "student", ex02_fixture())).status == "not_attempted"
+    good = outcome(ex, run_work(ex, "solution", ex02_fixture()))
+    assert good.passed, good.message
+    assert "identifier questions: dense 0% -> RRF 100%" in good.message
+
+
+def test_ex02_wrong_dense_twice_and_unequal_width(monkeypatch: pytest.MonkeyPatch) -> None:
+    ex = load(2)
+    monkeypatch.setattr(ex, "WIDTH", 3)
+    ns = ex02_fixture()
+    src = "\n".join(render(c.source, "solution") for c in ex.CELLS if c.role == "work")
+    exec(src.replace("rrf([bm25, dense])", "rrf([dense])"), ns)
+    result = outcome(ex, ns)
+    assert result.status == "failed" and "identical to the dense list" in result.message
+    ns = ex02_fixture()
+    exec(src.replace("rrf([bm25, dense]).top(WIDTH)", "rrf([bm25, dense])"), ns)
+    result = outcome(ex, ns)
+    assert result.status == "failed" and "same width" in result.message
+
+
+def test_ex02_wrong_recall_counts_one_document(monkeypatch: pytest.MonkeyPatch) -> None:
+    ex = load(2)
+    monkeypatch.setattr(ex, "WIDTH", 3)
+    ns = ex02_fixture()
+    src = "\n".join(render(c.source, "solution") for c in ex.CELLS if c.role == "work")
+    exec(
+        src.replace("set(case.required_doc_ids) <= set(candidates)", "case.decisive.doc_id in candidates"), ns
+    )
+    result = outcome(ex, ns)
+    assert result.status == "failed" and "does not match your own runs" in result.message
+    assert "*every* document" in result.message
+
+
+# ----------------------------------------------------------------------------- exercise 5
+
+
+def ex05_fixture() -> dict[str, Any]:
+    t0 = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+    hours = [1 + (i % 12) for i in range(40)] + [30, 100]  # one document over the 72 h ceiling, one over 24 h
+    docs = [
+        SimpleNamespace(
+            doc_id=f"d{i}", envelope=SimpleNamespace(published_at=t0, ingested_at=t0 + dt.timedelta(hours=h))
+        )
+        for i, h in enumerate(hours)
+    ]
+    import pandas as pd
+
+    ex = load(5)
+    return {"docs": docs, "pd": pd, "P95_TARGET_H": ex.P95_TARGET_H, "CEILING_H": ex.CEILING_H}
+
+
+def test_ex05_three_ways() -> None:
+    ex = load(5)
+    assert outcome(ex, run_work(ex, "student", ex05_fixture())).status == "not_attempted"
+    good = outcome(ex, run_work(ex, "solution", ex05_fixture()))
+    assert good.passed, good.message
+    assert "1 document(s) over the 72 h ceiling, so the index misses" in good.message
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        (".total_seconds() / 3600", ".total_seconds()"),  # seconds, not hours
+        (
+            "(d.envelope.ingested_at - d.envelope.published_at)",
+            "(d.envelope.published_at - d.envelope.ingested_at)",
+        ),
+        ("lags.quantile(0.95)", "lags.mean()"),  # a mean is not a p95
+        ('summary["p95"] <= P95_TARGET_H and summary["max"] <= CEILING_H', 'summary["p95"] <= P95_TARGET_H'),
+        ("lags[lags > CEILING_H]", "lags[lags > P95_TARGET_H]"),
+    ],
+)
+def test_ex05_wrong_answers(change: str, expected: str) -> None:
+    ex = load(5)
+    src = "\n".join(render(c.source, "solution") for c in ex.CELLS if c.role == "work")
+    assert change in src
+    ns = ex05_fixture()
+    exec(src.replace(change, expected), ns)
+    result = outcome(ex, ns)
+    assert result.status == "failed", result
+    words = {
+        ".total_seconds()": "unit",
+        "(d.envelope.published_at": "negative",
+        "lags.mean()": "mean",
+        'summary["p95"] <= P95_TARGET_H': "verdict",
+        "lags[lags > P95_TARGET_H]": "ceiling",
+    }
+    assert next(v for k, v in words.items() if expected.startswith(k)) in result.message
+
+
+# ----------------------------------------------------------------------------- exercise 3
+
+
+def ex03_fixture() -> dict[str, Any]:
+    """12 cases, decisive document at rank (i % 4) + 1 of 8 hits of 100 tokens: width 4 wins."""
+    import pandas as pd
+
+    ex = load(3)
+    cases, results = [], {}
+    for i in range(12):
+        c = case(i, f"d{i}")
+        cases.append(c)
+        docs = [f"x{i}-{j}" for j in range(8)]
+        docs[i % 4] = f"d{i}"
+        results[c.id] = SimpleNamespace(hits=[SimpleNamespace(doc_id=d, tokens=100) for d in docs])
+    return {
+        "cases": cases,
+        "results": results,
+        "pd": pd,
+        "ex": ex,
+        "WIDTHS": ex.WIDTHS,
+        "RECOVERY_CALLS": ex.RECOVERY_CALLS,
+        "CARRIED_TURNS": ex.CARRIED_TURNS,
+    }
+
+
+def ex03_solution_source() -> str:
+    return "\n".join(render(c.source, "solution") for c in load(3).CELLS if c.role == "work")
+
+
+def test_ex03_three_ways() -> None:
+    ex = load(3)
+    assert outcome(ex, run_work(ex, "student", ex03_fixture())).status == "not_attempted"
+    good = outcome(ex, run_work(ex, "solution", ex03_fixture()))
+    assert good.passed, good.message
+    # width 4: recall 1, 400 tokens, 1 call, 2,400 token-turns; width 1: 2.5 calls, 1,500 token-turns
+    assert (
+        good.message.startswith("width 4: evidence-set recall 100%") and "2,400 token-turns" in good.message
+    )
+
+
+@pytest.mark.parametrize(
+    ("change", "replacement", "words"),
+    [
+        ("1 + (1 - set_recall) * RECOVERY_CALLS", "1", "recovery calls"),
+        (
+            "sum(sum(h.tokens for h in cut[c.id]) for c in cases)",
+            "sum(cut[c.id][-1].tokens for c in cases)",
+            "*all* first w hits",
+        ),
+        (
+            "good_enough.token_turns_per_task.idxmin()",
+            "widths.token_turns_per_task.idxmin()",
+            "loses more than",
+        ),
+        ("good_enough.token_turns_per_task.idxmin()", "good_enough.index.max()", "not the cheapest"),
+    ],
+)
+def test_ex03_wrong_answers(change: str, replacement: str, words: str) -> None:
+    ex = load(3)
+    src = ex03_solution_source()
+    assert change in src
+    ns = ex03_fixture()
+    exec(src.replace(change, replacement), ns)
+    result = outcome(ex, ns)
+    assert result.status == "failed" and words in result.message, result
+
+
+# ----------------------------------------------------------------------------- exercise 6
+
+
+def ex06_fixture() -> dict[str, Any]:
+    """20 tasks: 14 of one call, 3 of two, 3 of three; first calls deliver 1,500 tokens, later ones 2,500."""
+    import pandas as pd
+
+    cases, traces = [], {}
+    for i in range(20):
+        c = case(i, f"d{i}")
+        cases.append(c)
+        n = 1 if i < 14 else 2 if i < 17 else 3
+        traces[c.id] = [
+            SimpleNamespace(tokens={"reranker_units": 6000, "delivered": 1500 if j == 0 else 2500})
+            for j in range(n)
+        ]
+    return {"cases": cases, "traces": traces, "pd": pd}
+
+
+def test_ex06_three_ways() -> None:
+    ex = load(6)
+    assert outcome(ex, run_work(ex, "student", ex06_fixture())).status == "not_attempted"
+    good = outcome(ex, run_work(ex, "solution", ex06_fixture()))
+    assert good.passed, good.message
+    assert good.message.startswith("'delivered_tokens' drives the tail: p50 1,500 -> p95 6,500")
+
+
+@pytest.mark.parametrize(
+    ("change", "replacement", "words"),
+    [
+        ("tail_ratio.idxmax()", 'percentiles.loc["p95"].idxmax()', "different units"),
+        (
+            "tasks.quantile([0.50, 0.95]).set_axis",
+            "pd.concat([tasks.mean(), tasks.quantile(0.95)], axis=1).T.set_axis",
+            "not an average",
+        ),
+        ("persistence_turns = len(calls) + 1", "persistence_turns = len(calls)", "answer turn"),
+        (
+            'delivered_tokens = sum(t.tokens["delivered"] for t in calls)',
+            'delivered_tokens = calls[0].tokens["delivered"]',
+            "*every* call",
+        ),
+    ],
+)
+def test_ex06_wrong_answers(change: str, replacement: str, words: str) -> None:
+    ex = load(6)
+    src = "\n".join(render(c.source, "solution") for c in ex.CELLS if c.role == "work")
+    assert change in src
+    ns = ex06_fixture()
+    exec(src.replace(change, replacement), ns)
+    result = outcome(ex, ns)
+    assert result.status == "failed" and words in result.message, result
