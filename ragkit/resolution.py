@@ -348,6 +348,15 @@ def _as_moment(as_of: Any) -> dt.datetime | None:
     return moment
 
 
+def _is_heading_or_table_head(text: str, a: int, b: int) -> bool:
+    """A Markdown heading, a table's separator row, or the header row just above one."""
+    line = text[a:b].strip()
+    if line.startswith("#") or re.fullmatch(r"\|?[\s:|-]*-{3,}[\s:|-]*", line):
+        return True
+    rest = text[b:].lstrip("\r\n").split("\n", 1)[0].strip()
+    return line.startswith("|") and re.fullmatch(r"\|?[\s:|-]*-{3,}[\s:|-]*", rest) is not None
+
+
 def _mentions(text: str, word: str) -> bool:
     return re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", text, re.IGNORECASE) is not None
 
@@ -381,7 +390,7 @@ class _Resolver:
             tenants.add(self.scope.tenant)
         self.asked_tenants = {t for t in tenants if _mentions(question, t)}
         self.predicate = self.terms - {_stem(t) for t in tenants}
-        self.ids = [v.surface for v in read_values(question, "id")]
+        self.ids = [v.surface for v in read_values(question, forms=("id",))]
 
     # -- helpers --------------------------------------------------------------------------
     def alive(self) -> list[_Item]:
@@ -553,12 +562,12 @@ class _Resolver:
             best: tuple[float, Value] | None = None
             text = it.ev.text
             values = (
-                [v for f in self.forms for v in read_values(text, f)]
+                read_values(text, forms=self.forms)
                 if self.forms
                 else [
                     Value("text", normalise_value("text", text[a:b]), text[a:b], a, b, "text")
                     for a, b in sentence_spans(text)
-                    if not text[a:b].lstrip().startswith("#")
+                    if not _is_heading_or_table_head(text, a, b)
                 ]
             )
             for v in values:
@@ -576,6 +585,7 @@ class _Resolver:
                     score += 2
                 if score > 0 and any(_mentions(sentence, t) for t in self.asked_tenants):
                     score += 1
+                score += sum(1 for x in self.ids if x != v.surface and _mentions(sentence, x))
                 if best is None or score > best[0]:
                     best = (score, v)
             if best is not None:

@@ -30,7 +30,7 @@ Example:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from ragkit.cases import _MONTHS, VALUE_KINDS, normalise_value
@@ -237,7 +237,7 @@ def _iter_form(text: str, form: str) -> Iterator[Value]:
         yield Value(kind, value, surface, start, end, form)
 
 
-def read_values(text: str, kind: str | None = None) -> list[Value]:
+def read_values(text: str, kind: str | None = None, *, forms: Sequence[str] | None = None) -> list[Value]:
     """Every value of ``kind`` in ``text``, in reading order, with exact offsets.
 
     Args:
@@ -245,6 +245,8 @@ def read_values(text: str, kind: str | None = None) -> list[Value]:
         kind: a kind of :data:`ragkit.cases.VALUE_KINDS` (``"text"`` reads durations,
             percentages and counts; ``"id"`` reads identifiers and surnames), a form of
             :data:`FORMS`, or ``None`` for every form.
+        forms: read exactly these forms instead (``("id",)`` reads identifiers but not surnames);
+            overrides ``kind``.
 
     Raises:
         ValidationError: unknown kind.
@@ -256,7 +258,11 @@ def read_values(text: str, kind: str | None = None) -> list[Value]:
         ['a41c9e2', 'RO-7702', 'Esterhazy']
     """
     found: list[Value] = []
-    for form in _forms_for(kind):
+    chosen = tuple(forms) if forms is not None else _forms_for(kind)
+    unknown = [f for f in chosen if f not in FORM_KIND]
+    if unknown:
+        raise ValidationError(f"unknown value form(s) {unknown}; use {list(FORMS)}", field="forms")
+    for form in chosen:
         found.extend(_iter_form(text, form))
     found.sort(key=lambda v: (v.start, -(v.end - v.start)))
     out: list[Value] = []
