@@ -275,6 +275,14 @@ _CONDITION = re.compile(
 )
 
 
+_CAUSAL_Q = re.compile(r"\bwhy\b|\bcaus|\bbehind\b|\bexplanation\b|\breason\b|\bwent wrong\b", re.IGNORECASE)
+_CAUSE = re.compile(
+    r"\broot cause\b|\bbecause\b|\bcaused\b|\bdue to\b|\bthat is (how|why)\b|"
+    r"\bwhich is (how|why)\b|\bthe reason\b|\bafter (a|the)\b",
+    re.IGNORECASE,
+)
+
+
 def _condition_event(condition: str) -> str | None:
     """``"until cutover"`` -> ``"cutov"``; ``"for non-migrated tenants"`` -> ``"migra"``."""
     m = _CONDITION.match(condition)
@@ -377,6 +385,7 @@ class _Resolver:
         self.moment = _as_moment(as_of)
         self.scope = _as_scope(caller)
         self.forms = asked_forms(question)
+        self.causal = bool(_CAUSAL_Q.search(question))
         self.kind = asked_kind(question)
         seen: dict[str, _Item] = {}
         for e in evidence:
@@ -586,6 +595,8 @@ class _Resolver:
                 if score > 0 and any(_mentions(sentence, t) for t in self.asked_tenants):
                     score += 1
                 score += sum(1 for x in self.ids if x != v.surface and _mentions(sentence, x))
+                if not self.forms and self.causal and _CAUSE.search(sentence):
+                    score += 2  # a why-question is answered by a causal statement
                 if best is None or score > best[0]:
                     best = (score, v)
             if best is not None:
