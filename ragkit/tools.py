@@ -538,10 +538,11 @@ class Toolbox:
             loose = _without_filter(filters, name)
             freed = sum(1 for d in readable if loose.allows(d.envelope)) - len(passing)
             if freed > 0:
-                advice.append(f"drop {name} ({freed} more documents would be searched)")
+                plural = "s" if freed > 1 else ""
+                advice.append(f"drop {name} ({freed} more document{plural} would be searched)")
         if not readable:
             advice.append("nothing in this index is readable in your scope: ask an operator for access")
-        advice.append("use other words or synonyms (e.g. 'settlement' for 'reconciliation')")
+        advice.append("use other words or synonyms, the words the documents themselves would use")
         advice.append("search an identifier (ticket id, error code, doc_id)")
         return tried + " To change: " + "; ".join(advice) + "."
 
