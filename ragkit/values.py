@@ -90,7 +90,7 @@ _PATTERNS: dict[str, re.Pattern[str]] = {
     ),
     "amount": re.compile(rf"\b(?:{_CURRENCIES})\s?\d[\d,]*(?:\.\d+)?(?![\d.]*\d)"),
     "date": re.compile(
-        rf"\b\d{{4}}-\d{{2}}-\d{{2}}\b"
+        rf"\b\d{{4}}-\d{{2}}-\d{{2}}(?!\d)"
         rf"|\b\d{{1,2}}\s+(?:{_MONTH})\.?,?\s+\d{{4}}\b"
         rf"|\b(?:{_MONTH})\.?\s+\d{{1,2}},?\s+\d{{4}}\b",
         re.IGNORECASE,
@@ -279,7 +279,7 @@ def read_values(text: str, kind: str | None = None, *, forms: Sequence[str] | No
 _ASK_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
         r"\bwhy\b|\bwhat (caused|went wrong|happened)\b|\bwhat does .* require\b|\bhow did\b"
-        r"|\bwhat was behind\b|\bexplanation\b|\broot cause\b|\breason\b",
+        r"|\bwhat was behind\b|\bexplanation\b|\broot cause\b|\breason\b|\bwhat made\b|\b(go|went) wrong\b",
         (),
     ),
     (

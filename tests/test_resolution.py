@@ -402,3 +402,29 @@ def test_agreement_with_every_conflict_tagged_case() -> None:
     assert sum(r.reasons_ok for r in results) >= n - 2
     story = {r.case_id: r for r in results}
     assert story["story-eur-cutoff"].agrees and story["story-eur-cutoff-before-cutover"].agrees
+
+
+def test_a_value_the_question_names_is_not_the_answer() -> None:
+    comment = ev(
+        "ops-1-c3",
+        "Fix merged as 8b18829; it goes out with RO-9849.",
+        tenant="acme",
+        authority="engineering",
+        effective_from="2025-05-01",
+    )
+    record = resolve(
+        "Which rollout shipped the fix for OPS-1 (commit 8b18829)?", [comment], "2025-06-01", ACME
+    )
+    assert record.value == "RO-9849"
+
+
+def test_a_why_question_is_answered_by_the_causal_statement() -> None:
+    comment = ev(
+        "ops-2-c2",
+        "Found it. Root cause: the worker pool was scaled down during a cost-saving change.",
+        tenant="acme",
+        authority="engineering",
+        effective_from="2025-05-01",
+    )
+    record = resolve("Why did Acme's payout run fail in May?", [comment], "2025-06-01", ACME)
+    assert record.decision is not None and record.decision.quote.startswith("Root cause: the worker pool")

@@ -101,3 +101,34 @@ def test_sentences_and_lines() -> None:
     pos = text.index("11:15")
     a, b = sentence_at(text, pos)
     assert text[a:b] == "| USD | 11:15 |"
+
+
+def test_iso_datetimes_read_as_dates_and_times() -> None:
+    text = "- finished: 2025-05-02T10:49Z"
+    [d] = read_values(text, "date")
+    [t] = read_values(text, "time")
+    assert (d.value, d.start, d.end) == ("2025-05-02", 12, 22)
+    assert (t.value, t.start, t.end) == ("10:49", 23, 28)
+
+
+def test_forms_read_exactly_what_is_asked() -> None:
+    text = "RO-1753 was approved by Gallardo."
+    assert [v.surface for v in read_values(text, "id")] == ["RO-1753", "Gallardo"]
+    assert [v.surface for v in read_values(text, forms=("id",))] == ["RO-1753"]
+    with pytest.raises(ValidationError, match="form"):
+        read_values(text, forms=("colour",))
+
+
+@pytest.mark.parametrize(
+    ("question", "forms"),
+    [
+        ("Bertolini signed off one Cyberdyne deployment in July 2025. Which one?", ("id",)),
+        ("Which Stark rollout did Gallardo approve in October 2025?", ("id",)),
+        ("Where in the code does E-3603 come from?", ("id",)),
+        ("Out of hours, which engineer takes escalations for our incidents?", ("person",)),
+        ("What made Globex's clearing go wrong? It was freed ahead of the agreed period.", ()),
+        ("What was the underlying explanation?", ()),
+    ],
+)
+def test_asked_forms_rules(question: str, forms: tuple[str, ...]) -> None:
+    assert asked_forms(question) == forms
