@@ -21,8 +21,25 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from ragkit.agreement import agreement_table, compare, resolve_case  # noqa: E402
-from ragkit.cases import TAGS, load_cases  # noqa: E402
+from ragkit.cases import TAGS, Caller, load_cases  # noqa: E402
 from ragkit.course import course_documents  # noqa: E402
+from ragkit.decision import DecisionRecord  # noqa: E402
+from ragkit.resolution import Evidence, resolve  # noqa: E402
+
+STORY = [
+    ("ops-2987-c3", "top"),
+    ("runbook-v2", "eur-cutoff"),
+    ("policy-v3", "cutoffs-for-migrated-tenants"),
+    ("ro-7719", "result"),
+]
+
+
+def story_record(docs: dict, as_of: str) -> DecisionRecord:
+    """The section 7 question over the four delivered sections, as caller acme/ops, asked on ``as_of``."""
+    day = int(as_of[-2:])
+    question = f"Which settlement cutoff applies to Acme's Monday EUR batch on {day} January 2026?"
+    evidence = [Evidence.from_document(docs[d], a) for d, a in STORY]
+    return resolve(question, evidence, as_of, Caller("acme", ("ops",)))
 
 
 def main() -> int:
@@ -59,6 +76,16 @@ def main() -> int:
     bad = [r for r in results if not r.agrees]
     lines += [f"- `{r.case_id}` ({', '.join(r.tags)}): " + " | ".join(r.problems) for r in bad] or ["(none)"]
     if not args.all:
+        lines += [
+            "",
+            "## The EUR-cutoff decision records (CURRICULUM section 7)",
+            "",
+            "Evidence: ops-2987-c3#top, runbook-v2#eur-cutoff, policy-v3#cutoffs-for-migrated-tenants, "
+            "ro-7719#result; caller acme/ops.",
+            "",
+        ]
+        for day in ("2026-01-19", "2026-01-12"):
+            lines += ["```text", str(story_record(docs, day)), "```", ""]
         others = [compare(c, resolve_case(c, docs)) for c in cases if c.answerable]
         lines += [
             "",
