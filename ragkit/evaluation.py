@@ -307,7 +307,11 @@ def evaluate(cases: Sequence[Any], runner: Callable[[Any], Any], *, progress: bo
                       "seconds": time.perf_counter() - t, "error": f"{type(exc).__name__}: {exc}"}
         rows.append(score_case(case, result, deliver=deliver))
         results[case.id] = result
-    return Report(rows, cases=list(cases), results=results, placement=placement)
+    from ragkit.economics import trace_economics
+
+    report = Report(rows, cases=list(cases), results=results, placement=placement)
+    report.economics = trace_economics(list(cases), results)
+    return report
 
 
 class RecordingFunnel:

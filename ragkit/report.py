@@ -179,6 +179,13 @@ class Report:
                 if col in f}
         return pd.DataFrame(rows).T
 
+    def economics_table(self) -> Any:
+        """Measured cost distributions (p50, p95, max) from :func:`ragkit.economics.trace_economics`."""
+        import pandas as pd
+
+        data = {k: v for k, v in (self.economics or {}).items() if k != "dominant_tail"}
+        return pd.DataFrame(data).T if data else pd.DataFrame()
+
     def faithfulness(self) -> dict[str, float]:
         """Share of answer claims supported by their cited spans: per case mean and over all claims."""
         f = self.frame
@@ -280,6 +287,14 @@ class Report:
         lost = self.failures()["lost_at"].value_counts().to_dict()
         lines.append("Failed cases by boundary: "
                      + (", ".join(f"{k} {v}" for k, v in lost.items()) or "none"))
+        econ = self.economics_table()
+        if len(econ):
+            lines += ["", "Economics from traces (p50 / p95 / max):"]
+            for name, row in econ.iterrows():
+                lines.append(f"  {name:<28} {row['p50']:>10.1f} {row['p95']:>10.1f} {row['max']:>10.1f}")
+            tail = (self.economics or {}).get("dominant_tail", {})
+            if tail.get("term"):
+                lines.append(f"  dominant tail term: {tail['term']} (p95/p50 = {tail['p95_over_p50']:.2f})")
         if self.counterfactuals is not None:
             lines += ["", str(self.counterfactuals)]
         if self.gates is not None:
@@ -293,6 +308,7 @@ class Report:
                  "<h4>Retrieval (first call)</h4>", _dict_html(self.retrieval()),
                  "<h4>Faithfulness</h4>", _dict_html(self.faithfulness()),
                  "<h4>Cost per task</h4>", self.costs()._repr_html_(),
+                 "<h4>Economics from traces</h4>", self.economics_table()._repr_html_(),
                  "<h4>Failures</h4>", self.failures()._repr_html_()]
         if self.counterfactuals is not None:
             parts += ["<h4>Counterfactuals</h4>", self.counterfactuals.table()._repr_html_()]
