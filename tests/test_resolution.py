@@ -428,3 +428,54 @@ def test_a_why_question_is_answered_by_the_causal_statement() -> None:
     )
     record = resolve("Why did Acme's payout run fail in May?", [comment], "2025-06-01", ACME)
     assert record.decision is not None and record.decision.quote.startswith("Root cause: the worker pool")
+
+
+def test_a_record_outside_the_callers_scope_never_ends_a_condition() -> None:
+    comment = ev(
+        "c1",
+        "Acme stays on 16:00 until cutover.",
+        tenant="acme",
+        authority="implementation_team",
+        published_at="2026-01-03",
+        effective_from="2026-01-03",
+        conditions=["until cutover"],
+    )
+    hidden = ev(
+        "ro-1",
+        "Cutover completed for acme.",
+        tenant="acme",
+        acl_groups=["deploy"],
+        authority="deployment_system",
+        published_at="2026-01-15",
+        effective_from="2026-01-15",
+    )
+    policy = ev("pol", "Migrated tenants use 15:00 for the EUR cutoff.", **POLICY)
+    record = resolve(Q, [comment, hidden, policy], "2026-02-01", ACME)
+    assert reasons(record) == {"ro-1": "acl", "pol": "exception_applies"}
+    assert record.value == "16:00"
+    assert all(r.by != "ro-1#s" for r in record.rejected)
+
+
+def test_for_non_migrated_tenants_is_ended_by_a_migration_record() -> None:
+    comment = ev(
+        "c1",
+        "For non-migrated tenants such as Acme the EUR cutoff stays 16:00.",
+        tenant="acme",
+        authority="implementation_team",
+        published_at="2026-01-03",
+        effective_from="2026-01-03",
+        conditions=["for non-migrated tenants"],
+    )
+    done = ev(
+        "ro-2",
+        "Migration completed for acme on 14 January.",
+        tenant="acme",
+        authority="deployment_system",
+        published_at="2026-01-14",
+        effective_from="2026-01-14",
+    )
+    policy = ev("pol", "Migrated tenants use 15:00 for the EUR cutoff.", **POLICY)
+    record = resolve(Q, [comment, done, policy], "2026-02-01", ACME)
+    assert reasons(record) == {"c1": "condition_met"} and record.rejected[0].by == "ro-2#s"
+    assert record.value == "15:00"
+    assert {s.doc_id: s.role for s in record.selected} == {"pol": "decisive", "ro-2": "qualifier"}
