@@ -295,3 +295,48 @@ def test_engines_rank_the_same_documents_on_real_text(real_text):
             assert a.ids[0] == b.ids[0], query
         np.testing.assert_allclose(fast.scores(query), reference.scores(query), rtol=1e-5)
     assert same_top10 / len(queries) >= 0.95
+
+
+# ---------------------------------------------------------------- segments (incremental BM25)
+
+SEGMENT_TEXTS = [
+    ["Error E-4471 during settlement.", "Reconciling settlements for acme-9.", "Lunch menu."],
+    ["acme-9 ledger ledger settlement", "The EUR cutoff is 15:00", ""],
+    ["settlement runbook for EUR batches", "old text about E-4471"],
+]
+
+
+def _segmented(live_flags):
+    from ragkit.lexical import Postings, SegmentedBM25, tokenize
+
+    postings = [Postings.from_tokens([tokenize(t) for t in seg]) for seg in SEGMENT_TEXTS]
+    return postings, SegmentedBM25(postings, np.array(live_flags))
+
+
+@pytest.mark.parametrize("live", [[True] * 8, [True, False, True, True, True, False, False, True],
+                                  [False, False, False, True, False, True, True, False]])
+def test_segmented_bm25_equals_a_rebuild_on_live_rows(live):
+    postings, seg = _segmented(live)
+    texts = [t for s in SEGMENT_TEXTS for t in s]
+    live_texts = [t for t, ok in zip(texts, live, strict=True) if ok]
+    ref = BM25Retriever(live_texts)
+    for query in ["settlement", "acme-9 ledger", "e-4471 EUR cutoff", "menu lunch", "nothing here"]:
+        got = seg.scores(query)
+        assert np.all(got[~np.array(live)] == 0)
+        assert np.allclose(got[np.array(live)], ref.scores(query), atol=1e-5), query
+        ranked = seg.search(query, k=3)
+        assert all(live[r] for r in ranked.ids)
+
+
+def test_postings_merge_keeps_counts_and_scores():
+    from ragkit.lexical import Postings, SegmentedBM25
+
+    live = [True, False, True, True, True, False, False, True]
+    postings, seg = _segmented(live)
+    offsets = np.cumsum([0] + [len(p) for p in postings])
+    keep = [np.flatnonzero(np.array(live[a:b])) for a, b in zip(offsets[:-1], offsets[1:], strict=True)]
+    merged = Postings.merge(list(zip(postings, keep, strict=True)))
+    one = SegmentedBM25([merged], np.ones(len(merged), dtype=bool))
+    for query in ["settlement", "acme-9 ledger E-4471", "cutoff"]:
+        assert np.allclose(one.scores(query), seg.scores(query)[np.array(live)], atol=1e-9)
+    assert merged.column("ledger")[1].tolist() == [2.0]
