@@ -88,7 +88,7 @@ def build_or_update(folder: Path, out: Path, *, rebuild: bool = False, strict: b
                 log(f"kept {len(kept)} indexed documents whose files failed to load: {', '.join(kept[:10])}")
             change = index.sync(to_sync, progress=progress)
             log(f"updated {out}: {change}")
-            if not (change.added or change.updated or change.deleted):
+            if not change.changed:
                 return index
     else:
         index = Index.build(docs, settings, progress=progress)

@@ -38,7 +38,7 @@ import os
 import threading
 import uuid
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -98,9 +98,12 @@ class SyncReport:
     unchanged: int = 0
     encoded_rows: int = 0
 
+    relocated: list[str] = field(default_factory=list)
+
     @property
     def changed(self) -> bool:
-        return bool(self.added or self.updated or self.deleted)
+        """Anything to commit: content changes, or unchanged documents whose source file moved."""
+        return bool(self.added or self.updated or self.deleted or self.relocated)
 
     def __str__(self) -> str:
         return (f"added {len(self.added)}, updated {len(self.updated)}, deleted {len(self.deleted)}, "
@@ -282,7 +285,7 @@ class Snapshot:
     """
 
     def __init__(self, segments: Sequence[Segment], doc_home: dict[str, str], settings: IndexSettings,
-                 embedder: Any, generation: int, dim: int) -> None:
+                 embedder: Any, generation: int, dim: int, relocated: dict[str, str] | None = None) -> None:
         self.segments = list(segments)
         self.doc_home = dict(doc_home)
         self.settings = settings
@@ -296,6 +299,8 @@ class Snapshot:
         for seg in self.segments:
             for d in seg.documents:
                 if doc_home.get(d.doc_id) == seg.name:
+                    if relocated and d.doc_id in relocated:  # same content, source file moved
+                        d = Document(replace(d.envelope, source_path=relocated[d.doc_id]), d.text)
                     self.documents[d.doc_id] = d
             for c in seg.sections:
                 if doc_home.get(c.doc_id) == seg.name:
@@ -411,10 +416,13 @@ class Index:
                       int(self.manifest.get("generation", 0)))
 
     # -- state ----------------------------------------------------------------------------
-    def _install(self, segments: Sequence[Segment], doc_home: dict[str, str], generation: int) -> None:
+    def _install(self, segments: Sequence[Segment], doc_home: dict[str, str], generation: int,
+                 manifest: dict[str, Any] | None = None) -> None:
+        manifest = self.manifest if manifest is None else manifest
         dim = int(self.manifest.get("embedder", {}).get("dim") or 0) or \
             (segments[0].vectors.shape[1] if segments and segments[0].vectors.ndim == 2 else 384)
-        self._snap = Snapshot(segments, doc_home, self.settings, self._embedder, generation, dim)
+        self._snap = Snapshot(segments, doc_home, self.settings, self._embedder, generation, dim,
+                              manifest.get("relocated"))
 
     def snapshot(self) -> Snapshot:
         """The current immutable version; use it for every read of one search or tool call."""
@@ -516,10 +524,13 @@ class Index:
                     changed.append(d)
                 else:
                     report.unchanged += 1
+                    if d.envelope.source_path != snap.documents[d.doc_id].envelope.source_path:
+                        report.relocated.append(d.doc_id)
             if delete_missing:
                 report.deleted = [d for d in snap.documents if d not in incoming]
             if not report.changed:
                 return report
+            relocated = {d.doc_id: d.envelope.source_path for d in docs if d.doc_id in set(report.relocated)}
             segments = list(snap.segments)
             doc_home = dict(snap.doc_home)
             if changed:
@@ -543,8 +554,12 @@ class Index:
                 for key in ("doc_fingerprints", "indexed_at", "source_changed_at"):
                     manifest.get(key, {}).pop(doc_id, None)
                 manifest.setdefault("tombstones", []).append({"doc_id": doc_id, "deleted_at": now})
+            moved = manifest.setdefault("relocated", {})
+            moved.update(relocated)
+            for doc_id in [*(d.doc_id for d in changed), *report.deleted]:
+                moved.pop(doc_id, None)
             manifest["updated_at"] = now
-            self._install(segments, doc_home, snap.generation)
+            self._install(segments, doc_home, snap.generation, manifest)
             self.manifest = manifest
             return report
 

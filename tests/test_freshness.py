@@ -181,3 +181,23 @@ def test_deletes_and_acl_revocation_take_effect_on_every_read_path(tmp_path):
     assert "pay-1" not in seen()
     got = tools.retrieve_documents(["pay-1"])
     assert not any("secretpayroll" in d.get("text", "") for d in got.get("documents", []))
+
+
+def test_moved_folder_relocates_sources_without_reencoding(folder, tmp_path):
+    import shutil
+
+    from conftest import CountingEmbedder
+
+    counting = CountingEmbedder(EMB)
+    sync_folder(folder, tmp_path / "idx", embedder=counting)
+    encoded = counting.encoded
+    moved = tmp_path / "moved"
+    shutil.copytree(folder, moved)
+    result = sync_folder(moved, tmp_path / "idx", embedder=counting)
+    assert counting.encoded == encoded and result.report.unchanged == 4
+    assert sorted(result.report.relocated) == ["d0", "d1", "d2", "d3"]
+    idx = Index.load(tmp_path / "idx", embedder=counting)
+    assert all(Path(d.envelope.source_path).parent == moved for d in idx.documents.values())
+    assert not staleness(idx, folder=moved).pending
+    _write(moved, "d1.md", "d1", "edited in the moved folder")
+    assert sync_folder(moved, tmp_path / "idx", embedder=counting).report.updated == ["d1"]
