@@ -158,6 +158,7 @@ class _Item:
     exception_open: bool = False
     validity: str = "unknown"
     role: str = ""
+    matched: frozenset[str] = frozenset()
 
     @property
     def val(self) -> str:
@@ -209,6 +210,26 @@ def _as_moment(as_of: Any) -> dt.datetime | None:
     return moment
 
 
+def _words(text: str) -> set[str]:
+    return {_stem(w) for w in re.findall(r"[a-z][a-z0-9_-]*", text.lower().replace("'s", ""))}
+
+
+def _context(text: str, position: int) -> str:
+    """What situates a sentence: the span's first heading and, for a table row, the table's header row."""
+    lines = text.splitlines()
+    heading = next((ln for ln in lines if ln.lstrip().startswith("#")), "")
+    line_start = text.rfind("\n", 0, position) + 1
+    if not text[line_start:].lstrip().startswith("|"):
+        return heading
+    head, pos = "", line_start
+    while pos > 0:
+        prev = text.rfind("\n", 0, pos - 1) + 1
+        if not text[prev:pos].lstrip().startswith("|"):
+            break
+        head, pos = text[prev:pos], prev
+    return heading + "\n" + head
+
+
 def _is_heading_or_table_head(text: str, a: int, b: int) -> bool:
     """A Markdown heading, a table's separator row, or the header row just above one."""
     line = text[a:b].strip()
@@ -253,6 +274,8 @@ class _Resolver:
         self.asked_tenants = {t for t in tenants if _mentions(question, t)}
         self.predicate = self.terms - {_stem(t) for t in tenants}
         self.ids = [v.surface for v in read_values(question, forms=("id",))]
+        # what the question names: codes (EUR, GBP), identifiers, tenants; see the neighbouring-fact rule
+        self.entities = set(re.findall(r"\b[A-Z]{2,5}\b", question)) | set(self.ids) | self.asked_tenants
 
     # -- helpers --------------------------------------------------------------------------
     def alive(self) -> list[_Item]:
@@ -421,7 +444,7 @@ class _Resolver:
     # -- rule 6: values and relevance -----------------------------------------------------
     def read(self) -> None:
         for it in self.alive():
-            best: tuple[float, Value] | None = None
+            best: tuple[float, Value, frozenset[str]] | None = None
             text = it.ev.text
             values = (
                 read_values(text, forms=self.forms)
@@ -439,21 +462,22 @@ class _Resolver:
                 sentence = text[a:b]
                 if sentence.lstrip().startswith("#"):
                     continue  # a heading (a comment's timestamp, a section title) is not a claim
-                words = {
-                    _stem(w) for w in re.findall(r"[a-z][a-z0-9_-]*", sentence.lower().replace("'s", ""))
-                }
-                score = float(len(words & self.predicate))
-                if any(c.lower() in sentence.lower() for c in it.ev.envelope.conditions):
-                    score += 2
+                situated = sentence + "\n" + _context(text, a)
+                matched = _words(situated) & self.predicate
+                conditional = any(c.lower() in sentence.lower() for c in it.ev.envelope.conditions)
+                score = float(len(matched)) + (2 if conditional else 0)
                 if score > 0 and any(_mentions(sentence, t) for t in self.asked_tenants):
                     score += 1
+                named = {e for e in self.entities if _mentions(situated, e)} | (
+                    {"@condition"} if conditional else set()
+                )
                 score += sum(1 for x in self.ids if x != v.surface and _mentions(sentence, x))
                 if not self.forms and self.causal and _CAUSE.search(sentence):
                     score += 2  # a why-question is answered by a causal statement
                 if best is None or score > best[0]:
-                    best = (score, v)
+                    best = (score, v, frozenset(named))
             if best is not None:
-                it.score, it.value = best[0], best[1]
+                it.score, it.value, it.matched = best
         holders = [i for i in self.alive() if i.value is not None]
         if any(i.score > 0 for i in holders):
             for i in holders:
@@ -469,6 +493,19 @@ class _Resolver:
         ]
         if not holders:
             return None
+        if self.forms:  # a value stated about fewer of the things the question names is a neighbouring fact
+            for b in holders:
+                wider = [a for a in holders if a.val != b.val and b.matched < a.matched]
+                if wider:
+                    a = max(wider, key=lambda i: len(i.matched))
+                    missing = ", ".join(sorted(t for t in a.matched - b.matched if not t.startswith("@")))
+                    b.reject(
+                        "neighbouring_fact",
+                        f"states {b.surface} without naming {missing}, which the question names and "
+                        f"{a.ev.doc_id} states {a.surface} for",
+                        a.ev.citation,
+                    )
+            holders = [h for h in holders if h.state != "rejected"]
         exceptions = [i for i in holders if i.exception_open]
         if exceptions:
             values = {i.value.value for i in exceptions if i.value}

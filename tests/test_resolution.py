@@ -479,3 +479,25 @@ def test_for_non_migrated_tenants_is_ended_by_a_migration_record() -> None:
     assert reasons(record) == {"c1": "condition_met"} and record.rejected[0].by == "ro-2#s"
     assert record.value == "15:00"
     assert {s.doc_id: s.role for s in record.selected} == {"pol": "decisive", "ro-2": "qualifier"}
+
+
+def test_a_value_about_something_else_the_question_does_not_name_is_a_neighbouring_fact() -> None:
+    eur = ev(
+        "rb",
+        "## EUR cutoff\n\nEUR cutoff 16:00 CET.",
+        "eur-cutoff",
+        authority="operations",
+        effective_from="2025-01-01",
+    )
+    gbp = ev(
+        "rb",
+        "## GBP cutoff\n\nGBP cutoff 14:30 UK time.",
+        "gbp-cutoff",
+        authority="operations",
+        effective_from="2025-01-01",
+    )
+    record = resolve(Q, [gbp, eur], "2026-02-01", ACME)
+    assert record.status == "decided" and record.value == "16:00"
+    [rej] = record.rejected
+    assert (rej.citation, rej.reason, rej.by) == ("rb#gbp-cutoff", "neighbouring_fact", "rb#eur-cutoff")
+    assert "EUR" in rej.because
