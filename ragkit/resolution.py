@@ -24,9 +24,16 @@ The rules, in order (each rejection names a reason of :data:`ragkit.cases.REJECT
    supersedes C, only A and C delivered: C is superseded by A, and the record says B was
    missing). A named successor that is not in the evidence is put in ``to_confirm``.
 6. **relevance**: the values of the asked kind (:func:`ragkit.values.asked_forms`) are read
-   from each span; a value counts when its sentence shares a content word with the question
-   (or states the source's own condition). A source about another tenant than the one the
-   question names, or holding no relevant value and leading nowhere, is ``neighbouring_fact``.
+   from each span, each with its sentence (situated by the section heading and, for a table
+   row, the table header). A value counts when its sentence shares a content word with the
+   question, names the question's tenant or identifier, or states the source's own condition;
+   if no value anywhere does, every value counts. Values the question itself names (its
+   ticket, its date) and values in headings (a comment's timestamp) are not answers. A value
+   stated without a code, identifier or tenant the question names (``GBP cutoff 14:30`` for
+   an EUR question), against another value that names it, is a ``neighbouring_fact``; so is
+   a source about another tenant than the one the question names, and one that holds no
+   relevant value and leads nowhere (rule 9). Free-text questions (why, what caused) take the
+   best-matching sentence, preferring causal statements; sentences are not compared as values.
 7. **conditions** (envelope ``conditions`` such as ``until cutover`` or ``for non-migrated
    tenants``): a later in-scope record of at least the same authority, for the same tenant,
    that states the event completed ("Cutover completed for acme") ends the condition ->
@@ -37,7 +44,8 @@ The rules, in order (each rejection names a reason of :data:`ragkit.cases.REJECT
    :data:`ragkit.cases.AUTHORITY_RANK` than the best source is ``lower_authority``. Equal
    authority with different values: the later effective date wins and the record asks to
    confirm it; equal authority and equal dates -> both sides go to ``unresolved`` and the
-   status is ``conflict``.
+   status is ``conflict``. A higher-ranked source of unknown validity against a lower-ranked
+   one in effect is unresolved too.
 9. **links**: sources on the link path from an identifier named in the question to the
    decisive source are selected as hops; a completion record for the question's tenant whose
    event the decisive source depends on is selected as a qualifier; a source that states the
