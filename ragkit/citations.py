@@ -165,6 +165,16 @@ def _in_spans(kind: str, surface: str, spans: Sequence[str]) -> bool:
     return False
 
 
+def _restates(kind: str, surface: str, question: str) -> bool:
+    """Whether a claim's value only repeats one the question states (same text or same normalised value)."""
+    if surface.lower() in question.lower():
+        return True
+    if kind in _NORMALISED:
+        want = normalise_value(kind, surface)
+        return any(v.value == want for v in read_values(question, kind))
+    return False
+
+
 def _as_scope(caller: Any) -> Scope | None:
     if caller is None or isinstance(caller, Scope):
         return caller
@@ -178,7 +188,9 @@ def _resolve(c: Citation, delivered: Sequence[Evidence]) -> list[Evidence]:
     return [e for e in delivered if e.citation == text or e.chunk_id.split("~")[0] == text]
 
 
-def verify(answer: str, delivered: Sequence[Evidence], caller: Any = None) -> Verification:
+def verify(
+    answer: str, delivered: Sequence[Evidence], caller: Any = None, *, question: str | None = None
+) -> Verification:
     """Check every claim of ``answer`` against the evidence delivered in this run.
 
     Args:
@@ -187,6 +199,8 @@ def verify(answer: str, delivered: Sequence[Evidence], caller: Any = None) -> Ve
             resolve; a citation to anything else fails, however real the document is).
         caller: a :class:`~ragkit.scope.Scope` or :class:`~ragkit.cases.Caller`; cited spans
             must be readable by it (``None``: not checked).
+        question: the task as asked, if known. Values the claim merely restates from the question
+            (its date, its ticket) are not checked against the spans; everything else is.
 
     Returns:
         A :class:`Verification` with one :class:`ClaimVerdict` per sentence.
@@ -232,6 +246,8 @@ def verify(answer: str, delivered: Sequence[Evidence], caller: Any = None) -> Ve
         for m in _NUMBER.finditer(body):
             if not any(a <= m.start() < b for a, b in taken):
                 items.append(("number", m.group(0)))
+        if question:
+            items = [(k, v) for k, v in items if not _restates(k, v, question)]
         if items and not cites:
             reasons.append("asserts " + ", ".join(repr(s) for _, s in items) + " without a citation")
         elif spans:

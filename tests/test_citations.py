@@ -124,3 +124,12 @@ def test_an_answer_built_from_the_decision_record_verifies(delivered: list[Evide
     assert record.decision is not None
     answer = f"The cutoff is {record.decision.surface} [{record.decision.citation}]."
     assert verify(answer, delivered, Caller("acme", ("ops",))).ok
+
+
+def test_values_restated_from_the_question_are_not_checked(delivered: list[Evidence]) -> None:
+    answer = "On 19 January 2026 Acme's EUR cutoff is 15:00 [policy-v3#cutoffs-for-migrated-tenants]."
+    assert not verify(answer, delivered).ok  # the date is not in the cited span
+    q = "Which settlement cutoff applies to Acme's Monday EUR batch on 2026-01-19?"
+    assert verify(answer, delivered, question=q).ok
+    wrong = "On 19 January 2026 Acme's EUR cutoff is 16:00 [policy-v3#cutoffs-for-migrated-tenants]."
+    assert not verify(wrong, delivered, question=q).ok
