@@ -136,12 +136,17 @@ _CONDITION = re.compile(
 )
 
 
-_CAUSAL_Q = re.compile(r"\bwhy\b|\bcaus|\bbehind\b|\bexplanation\b|\breason\b|\bwent wrong\b", re.IGNORECASE)
+_CAUSAL_Q = re.compile(
+    r"\bwhy\b|\bcaus|\bbehind\b|\bexplanation\b|\breason\b|\b(go|goes|gone|went) wrong\b", re.IGNORECASE
+)
 _CAUSE = re.compile(
     r"\broot cause\b|\bbecause\b|\bcaused\b|\bdue to\b|\bthat is (how|why)\b|"
     r"\bwhich is (how|why)\b|\bthe reason\b|\bafter (a|the)\b",
     re.IGNORECASE,
 )
+
+
+_ROOT_CAUSE = re.compile(r"\broot cause\b|\bthe cause (was|is)\b|\bcaused by\b", re.IGNORECASE)
 
 
 def _condition_event(condition: str) -> str | None:
@@ -236,6 +241,14 @@ def _context(text: str, position: int) -> str:
             break
         head, pos = text[prev:pos], prev
     return heading + "\n" + head
+
+
+def _refers(a: _Item, b: _Item) -> bool:
+    """Whether ``a`` points at ``b``: its links, ``b``'s doc id, or the key leading ``b``'s title."""
+    if b.ev.doc_id in a.ev.envelope.links or _mentions(a.ev.text, b.ev.doc_id):
+        return True
+    key = re.match(r"\s*([A-Z][A-Z0-9]*-\d+)\b", b.ev.envelope.title)
+    return key is not None and _mentions(a.ev.text, key.group(1))
 
 
 def _is_heading_or_table_head(text: str, a: int, b: int) -> bool:
@@ -482,6 +495,8 @@ class _Resolver:
                 score += sum(1 for x in self.ids if x != v.surface and _mentions(sentence, x))
                 if not self.forms and self.causal and _CAUSE.search(sentence):
                     score += 2  # a why-question is answered by a causal statement
+                    if _ROOT_CAUSE.search(sentence):
+                        score += 2  # and best by the one that says it is the root cause
                 if best is None or score > best[0]:
                     best = (score, v, frozenset(named))
             if best is not None:
@@ -694,9 +709,7 @@ class _Resolver:
                         node = parent[id(node)]
                     break
                 for nxt in alive:
-                    if id(nxt) not in parent and (
-                        nxt.ev.doc_id in cur.ev.envelope.links or _mentions(cur.ev.text, nxt.ev.doc_id)
-                    ):
+                    if id(nxt) not in parent and _refers(cur, nxt):
                         parent[id(nxt)] = cur
                         queue.append(nxt)
         return on_path

@@ -279,7 +279,8 @@ def read_values(text: str, kind: str | None = None, *, forms: Sequence[str] | No
 _ASK_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
     (
         r"\bwhy\b|\bwhat (caused|went wrong|happened)\b|\bwhat does .* require\b|\bhow did\b"
-        r"|\bwhat was behind\b|\bexplanation\b|\broot cause\b|\breason\b|\bwhat made\b|\b(go|went) wrong\b",
+        r"|\bwhat was behind\b|\bexplanation\b|\broot cause\b|\breason\b|\bwhat made\b"
+        r"|\b(go|goes|gone|went) wrong\b",
         (),
     ),
     (
@@ -287,13 +288,15 @@ _ASK_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
         ("time",),
     ),
     (r"\bstatus\b|\bwhere does it stand\b|\bstate of\b", ("status",)),
+    (r"\bwho\b|\bwhose\b|\bwhich (engineer|person|approver|owner|(release )?manager)\b", ("person",)),
     (
-        r"\bwhich (\w+ )?(commit|ticket|rollout|deployment|release|function|build|change|key|error|account|"
-        r"version)\b|\b(commit|ticket key|rollout id|function name|build number|error code)\b"
+        r"\bwhich ([\w-]+ )?(commit|ticket|rollout|deployment|release|function|build|change|key|error|"
+        r"account|version)\b|\bwhat ([\w-]+ )?(commit|build|version|function)\b"
+        r"|\b(commit|ticket key|rollout id|function name|build number|error code)\b"
         r"|\bwhere in the code\b|\b(deployment|rollout|ticket|commit|release)\b.*\bwhich one\b",
         ("id",),
     ),
-    (r"\bwho\b|\bwhose\b|\bsigned off\b|\bwhich (engineer|person|manager|approver)\b", ("person",)),
+    (r"\bsigned off\b|\bapproved\b", ("person",)),
     (r"\bhow much\b|\bamount\b|\bthreshold\b|\bpayout limit\b|\bbalance\b", ("amount",)),
     (r"\bpercent|\bshare of\b|\breserve\b|\bmarkup\b|%", ("percentage",)),
     (r"\bhow long\b|\bwindow\b|\bperiod\b|\bdeadline\b|\bretention\b", ("duration",)),

@@ -501,3 +501,32 @@ def test_a_value_about_something_else_the_question_does_not_name_is_a_neighbouri
     [rej] = record.rejected
     assert (rej.citation, rej.reason, rej.by) == ("rb#gbp-cutoff", "neighbouring_fact", "rb#eur-cutoff")
     assert "EUR" in rej.because
+
+
+def test_a_hop_can_name_the_next_document_by_its_key() -> None:
+    pm = ev(
+        "pm-9",
+        "| OPS-7 | Move the job into the shared calendar | Castellanos |",
+        "action-items",
+        tenant="acme",
+        authority="incident_review",
+        effective_from="2025-06-01",
+        title="Postmortem for OPS-5",
+    )
+    follow = ev(
+        "ops-7-c1",
+        "Status: in progress.",
+        "top",
+        tenant="acme",
+        authority="engineering",
+        effective_from="2025-06-02",
+        title="OPS-7 comment by Castellanos",
+    )
+    record = resolve(
+        "What is the status of the action item from the postmortem for OPS-5?",
+        [pm, follow],
+        "2025-07-01",
+        ACME,
+    )
+    assert record.value == "in progress"
+    assert {s.doc_id: s.role for s in record.selected} == {"ops-7-c1": "decisive", "pm-9": "hop"}

@@ -132,3 +132,15 @@ def test_forms_read_exactly_what_is_asked() -> None:
 )
 def test_asked_forms_rules(question: str, forms: tuple[str, ...]) -> None:
     assert asked_forms(question) == forms
+
+
+@pytest.mark.parametrize(
+    ("question", "forms"),
+    [
+        ("Which release manager signed off RO-7781?", ("person",)),
+        ("Which fx-rates build carried the fix for OPS-2360?", ("id",)),
+        ("What had gone wrong on our side?", ()),
+    ],
+)
+def test_asked_forms_person_before_identifier(question: str, forms: tuple[str, ...]) -> None:
+    assert asked_forms(question) == forms
