@@ -59,6 +59,7 @@ __all__ = [
     "EvidenceCase",
     "normalise_value",
     "load_cases",
+    "load_cases_lenient",
     "parse_case",
     "schema_errors",
 ]
@@ -598,3 +599,44 @@ def load_cases(path: str | Path) -> list[EvidenceCase]:
             seen[case.id] = number
             out.append(case)
     return out
+
+
+def load_cases_lenient(path: str | Path) -> tuple[list[EvidenceCase], list[ValidationError]]:
+    """Like :func:`load_cases`, but keep going: the valid cases, and one error per bad line.
+
+    Each error reads ``file:line: field 'x': problem`` (``.where`` and ``.field`` set); a
+    duplicate id is an error on its later line and that line's case is left out. Used by
+    ``ragkit eval`` so that one malformed case does not stop a run (``--strict`` stops).
+
+    Example:
+        >>> cases, errors = load_cases_lenient("datasets/opscorpus/cases.jsonl")  # doctest: +SKIP
+        >>> [str(e) for e in errors]                                              # doctest: +SKIP
+        []
+    """
+    file = Path(path)
+    out: list[EvidenceCase] = []
+    errors: list[ValidationError] = []
+    seen: dict[str, int] = {}
+    with file.open(encoding="utf-8") as fh:
+        for number, raw in enumerate(fh, 1):
+            if not raw.strip():
+                continue
+            where = f"{file}:{number}"
+            try:
+                data = json.loads(raw)
+            except json.JSONDecodeError as exc:
+                errors.append(ValidationError(f"not valid JSON ({exc.msg} at column {exc.colno})",
+                                              field="(line)", where=where))
+                continue
+            try:
+                case = parse_case(data, where=where, line=number)
+            except ValidationError as exc:
+                errors.append(exc)
+                continue
+            if case.id in seen:
+                errors.append(ValidationError(f"field 'id': duplicate id {case.id!r}, first on line "
+                                              f"{seen[case.id]}", field="id", where=where))
+                continue
+            seen[case.id] = number
+            out.append(case)
+    return out, errors

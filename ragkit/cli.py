@@ -239,6 +239,70 @@ def staleness_cmd(
         typer.echo(str(result))
 
 
+@app.command("eval")
+def eval_cmd(
+    cases: Annotated[Path, typer.Argument(help="evidence cases, one JSON object per line")],
+    index: Annotated[Path, typer.Option("--index", "-i", help="index folder (from `ragkit index`)")],
+    placement: Annotated[str, typer.Option(help="pipeline | tool | hybrid")] = "pipeline",
+    gates: Annotated[Path | None, typer.Option(help="gates TOML; exit 1 when a gate fails")] = None,
+    counterfactuals: Annotated[bool, typer.Option("--counterfactuals", help="also run the four "
+                                                  "counterfactual tests")] = False,
+    html: Annotated[Path | None, typer.Option(help="write a self-contained HTML report")] = None,
+    trec: Annotated[Path | None, typer.Option(help="write the first-call rankings as a TREC run")] = None,
+    csv: Annotated[Path | None, typer.Option(help="write one row per case as CSV")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print the whole report as one JSON object")]
+    = False,
+    strict: Annotated[bool, typer.Option(help="stop at the first malformed case")] = False,
+    limit: Annotated[int, typer.Option(help="evaluate only the first N cases (0 = all)")] = 0,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no progress bars")] = False,
+) -> None:
+    """Evaluate a placement over evidence cases: boundaries, honesty, cost, counterfactuals, gates."""
+    from ragkit.evalrun import outcome_json, run_eval
+
+    try:
+        outcome = run_eval(cases, index, placement=placement, gates=gates, counterfactuals=counterfactuals,
+                           html=html, trec=trec, csv=csv, strict=strict, limit=limit, progress=not quiet,
+                           log=_err)
+    except (RagkitError, FileNotFoundError) as exc:
+        _fail(exc)
+    if as_json:
+        sys.stdout.write(outcome_json(outcome) + "\n")
+    else:
+        typer.echo(str(outcome.report))
+        for path in outcome.written:
+            typer.echo(f"wrote {path}")
+    raise typer.Exit(outcome.exit_code)
+
+
+@app.command("ask")
+def ask_cmd(
+    question: Annotated[str, typer.Argument(help="the question to answer")],
+    index: Annotated[Path, typer.Option("--index", "-i", help="index folder (from `ragkit index`)")],
+    tenant: Annotated[str, typer.Option(help="the caller's tenant ('*' = all)")],
+    groups: Annotated[str, typer.Option(help="the caller's ACL groups, comma separated")] = "",
+    as_of: Annotated[str, typer.Option("--as-of", help="answer as of this ISO date")] = "",
+    max_turns: Annotated[int, typer.Option(help="rounds of tool calls before the model must answer")] = 6,
+    as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
+) -> None:
+    """Answer QUESTION with the LLM set in RAGKIT_LLM, which calls the retrieval tools in your scope."""
+    from ragkit.llm import format_result, prepare_ask, run_tool_loop
+
+    try:
+        if max_turns < 0:
+            raise ValueError(f"--max-turns={max_turns} must be 0 or more")
+        client, toolbox, day = prepare_ask(index, tenant, groups, as_of=as_of or None)
+    except (RagkitError, ValueError) as exc:
+        _fail(exc)
+    try:
+        result = run_tool_loop(client, toolbox, question, max_turns=max_turns, as_of=day)
+    except RagkitError as exc:
+        _fail(exc, 1)
+    if as_json:
+        sys.stdout.write(json.dumps(result.to_json(), default=json_default) + "\n")
+    else:
+        typer.echo(format_result(result))
+
+
 def main() -> None:  # pragma: no cover - console entry point
     app()
 

@@ -209,3 +209,58 @@ def test_multi_hop_and_conflict_are_not_saturated(recall):
 def test_counts_cover_every_answerable_case(recall):
     cases = load_cases(ROOT / "datasets" / "opscorpus" / "cases.jsonl")
     assert recall.loc[("all", "rrf"), "cases"] == sum(c.answerable for c in cases)
+
+
+# ---------------------------------------------------------------- the command line, as a user runs it
+
+
+def _cli(*args, cwd=None):
+    import os
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    exe = shutil.which("ragkit", path=str(Path(sys.executable).parent)) or "ragkit"
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    return subprocess.run([exe, *map(str, args)], capture_output=True, text=True, cwd=cwd, env=env)
+
+
+def _fixture_cases(path):
+    good = {"id": "eur", "task": "Which EUR cutoff applies to migrated tenants?",
+            "caller": {"tenant": "acme", "groups": ["ops"]}, "as_of": "2026-01-19", "answerable": True,
+            "evidence": [{"doc_id": "settlement-policy-v3", "anchor": "cutoffs", "role": "decisive",
+                          "quote": "Tenants migrated to the new clearing platform use a 15:00 CET cutoff"}],
+            "reject": [{"doc_id": "settlement-runbook-v2", "reason": "lower_authority"}],
+            "expected": {"kind": "time", "value": "15:00"}, "tags": ["conflict"], "decoys": []}
+    unanswerable = {**good, "id": "gbp", "task": "Which GBP cutoff applies to migrated tenants?",
+                    "answerable": False, "evidence": [], "expected": None, "tags": [],
+                    "absent": {"all_of": ["GBP"], "note": "no GBP cutoff in the corpus"}}
+    lines = [json.dumps(good), json.dumps({"id": "broken", "task": "too short"}), json.dumps(unanswerable)]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.slow
+def test_cli_eval_reports_skips_bad_lines_and_gates(tmp_path, corpus_dir):
+    idx = tmp_path / "idx"
+    assert _cli("index", corpus_dir, "--out", idx, "-q").returncode == 0
+    cases = _fixture_cases(tmp_path / "cases.jsonl")
+    gates = tmp_path / "gates.toml"
+    gates.write_text("[gates.entered_rate]\nmin = 1.01\nnote = 'impossible'\n")
+    out = _cli("eval", cases, "--index", idx, "--gates", gates, "--json", "-q", "--html", tmp_path / "r.html",
+               "--trec", tmp_path / "run.txt", "--csv", tmp_path / "c.csv", "--counterfactuals")
+    assert out.returncode == 1, out.stderr          # the impossible gate fails -> exit 1
+    assert "cases.jsonl:2: field 'caller'" in out.stderr     # file:line:field, and the run went on
+    data = json.loads(out.stdout)                   # one JSON object on stdout, nothing else
+    assert data["summary"]["cases"] == 2 and data["summary"]["unanswerable"] == 1
+    assert data["gates"]["ok"] is False and data["case_errors"][0]["field"] == "caller"
+    assert data["counterfactuals"]["change_tenant"]["applicable"] == 2
+    assert data["counterfactuals"]["change_tenant"]["passed"] == 2       # no acme candidate for not-acme
+    html = (tmp_path / "r.html").read_text()
+    assert html.count("data:image/png;base64,") == 4       # survival, cost, calls, honesty
+    assert "src=\"http" not in html and "<script" not in html  # self-contained
+    assert (tmp_path / "run.txt").read_text().startswith("eur Q0 ")
+    assert (tmp_path / "c.csv").read_text().startswith("case,")
+    strict = _cli("eval", cases, "--index", idx, "--strict", "-q")
+    assert strict.returncode == 2 and "cases.jsonl:2" in strict.stderr
