@@ -19,6 +19,9 @@ The rules, in order (each rejection names a reason of :data:`ragkit.cases.REJECT
 4. **validity**: ``effective_from`` after ``as_of`` -> ``not_yet_effective``; ``effective_to``
    at or before ``as_of`` -> ``superseded`` (a successor is named) or ``expired``. No
    ``effective_from`` means validity *unknown*: kept, said, never assumed current.
+4b. **lexical decoys**: when the question places its event in a month ("in September 2025"),
+   a source that shares the question's identifier but is dated in another month, while a
+   source sharing it is dated in that month, is ``lexical_decoy``.
 5. **supersedes chains**: a source is ``superseded`` when a successor in the evidence is in
    effect. Chains are followed through ids missing from the evidence (A supersedes B, B
    supersedes C, only A and C delivered: C is superseded by A, and the record says B was
@@ -147,6 +150,15 @@ _CAUSE = re.compile(
 
 
 _ROOT_CAUSE = re.compile(r"\broot cause\b|\bthe cause (was|is)\b|\bcaused by\b", re.IGNORECASE)
+
+
+_MONTH_NAMES = sorted(_MONTHS, key=_MONTHS.__getitem__)
+
+
+def _named_month(question: str) -> tuple[int, int] | None:
+    """``(year, month)`` when the question places its event in a month: "in September 2025"."""
+    m = re.search(r"\bin\s+(" + "|".join(_MONTH_NAMES) + r")\s+(\d{4})\b", question, re.IGNORECASE)
+    return (int(m.group(2)), _MONTHS[m.group(1).lower()]) if m else None
 
 
 def _condition_event(condition: str) -> str | None:
@@ -365,6 +377,32 @@ class _Resolver:
                         f"is about tenant {tenant}; the question asks about "
                         f"{', '.join(sorted(self.asked_tenants))}",
                     )
+
+    def decoys(self) -> None:
+        """Lexical decoys: sources that share the question's identifier but are dated outside the
+        month the question names ("... had an issue in September 2025"), while another source
+        sharing it is dated inside that month."""
+        period = _named_month(self.question)
+        if period is None or not self.ids:
+            return
+        sharing = [
+            (i, i.ev.envelope.published_at)
+            for i in self.alive()
+            if any(_mentions(i.ev.envelope.title + "\n" + i.ev.text, x) for x in self.ids)
+        ]
+        dated = [(i, w) for i, w in sharing if w is not None]
+        inside = [i for i, w in dated if (w.year, w.month) == period]
+        if not inside:
+            return
+        for it, when in dated:
+            if (when.year, when.month) != period:
+                shared = next(x for x in self.ids if _mentions(it.ev.envelope.title + "\n" + it.ev.text, x))
+                it.reject(
+                    "lexical_decoy",
+                    f"shares {shared} with the question but is dated {_day(when)}; the question asks "
+                    f"about {_MONTH_NAMES[period[1] - 1].capitalize()} {period[0]}",
+                    inside[0].ev.citation,
+                )
 
     def _citation_of(self, doc_id: str) -> str | None:
         found = [i for i in self.items if i.ev.doc_id == doc_id]
@@ -717,6 +755,7 @@ class _Resolver:
     # -- the record -----------------------------------------------------------------------
     def record(self) -> DecisionRecord:
         self.gates()
+        self.decoys()
         self.chains()
         self.conditions()
         self.read()

@@ -530,3 +530,33 @@ def test_a_hop_can_name_the_next_document_by_its_key() -> None:
     )
     assert record.value == "in progress"
     assert {s.doc_id: s.role for s in record.selected} == {"ops-7-c1": "decisive", "pm-9": "hop"}
+
+
+def test_a_source_sharing_the_identifier_from_another_month_is_a_lexical_decoy() -> None:
+    june = ev(
+        "ops-1-c4",
+        "Resolved OPS-1 after checking initech-32644.",
+        tenant="initech",
+        authority="support",
+        published_at="2025-06-25",
+        effective_from="2025-06-25",
+    )
+    sept = ev(
+        "ops-2-c4",
+        "Resolved OPS-2 after checking initech-32644.",
+        tenant="initech",
+        authority="support",
+        published_at="2025-09-08",
+        effective_from="2025-09-08",
+    )
+    record = resolve(
+        "initech-32644 had an issue in September 2025. What is the ticket key?",
+        [june, sept],
+        "2025-10-01",
+        Caller("initech", ("ops",)),
+    )
+    assert record.value == "OPS-2"
+    assert [(r.doc_id, r.reason, r.by) for r in record.rejected] == [
+        ("ops-1-c4", "lexical_decoy", "ops-2-c4#s")
+    ]
+    assert "initech-32644" in record.rejected[0].because and "September 2025" in record.rejected[0].because
