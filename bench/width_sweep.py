@@ -1,0 +1,64 @@
+"""Width sweep on the course corpus: candidate width x delivered width -> recall, tokens, total cost.
+
+Every answerable case (or every k-th with ``--sample N``) is searched as its caller over its
+snapshot at each candidate width; each delivered width is read off the same final ranking
+(``ragkit.sweep.width_sweep``). Total cost counts the recovery calls an insufficient first
+call causes (1 + (1 - evidence-set recall) x 2 calls per task) and prices reranker
+token-units and main-model token-turns (6 remaining turns) 1:1.
+
+Writes ``bench/results/width_sweep.md`` and ``bench/results/width_sweep.png``.
+
+Usage: python bench/width_sweep.py [--sample 60]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from ragkit.cases import load_cases  # noqa: E402
+from ragkit.course import course_index  # noqa: E402
+from ragkit.sweep import width_sweep  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sample", type=int, default=60, help="evenly spaced answerable cases (0 = all)")
+    args = parser.parse_args()
+    cases = [c for c in load_cases(ROOT / "datasets" / "opscorpus" / "cases.jsonl") if c.answerable]
+    if args.sample and args.sample < len(cases):
+        step = len(cases) / args.sample
+        cases = [cases[int(i * step)] for i in range(args.sample)]
+    t = time.perf_counter()
+    frame = width_sweep(course_index(progress=False), cases)
+    seconds = time.perf_counter() - t
+    from matplotlib.figure import Figure
+
+    from ragkit.evalviz import plot_width_sweep
+
+    fig = Figure(figsize=(11, 3.8), layout="constrained")
+    axes = fig.subplots(1, 2)
+    plot_width_sweep(frame, y="set_recall", ax=axes[0])
+    plot_width_sweep(frame, y="total_cost", ax=axes[1])
+    fig.savefig(ROOT / "bench" / "results" / "width_sweep.png", dpi=90)
+    best = frame.sort_values("total_cost").head(5)
+    cmd = "python bench/width_sweep.py" + (f" --sample {args.sample}" if args.sample else " --sample 0")
+    text = (f"# Width sweep on the course corpus\n\n{len(cases)} answerable cases, rerank depth "
+            f"min(30, candidates). Total cost in main-model token-turn units: calls per task x "
+            f"(reranker units + delivered tokens x 6 turns).\n\n"
+            f"{frame.to_markdown(index=False, floatfmt='.3f')}\n\nCheapest five:\n\n"
+            f"{best.to_markdown(index=False, floatfmt='.3f')}\n\n![sweep](width_sweep.png)\n\n"
+            f"Produced by `{cmd}` in {seconds:.0f}s on {dt.date.today().isoformat()} (shared 2-core "
+            "machine, other jobs running).\n")
+    (ROOT / "bench" / "results" / "width_sweep.md").write_text(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    main()
