@@ -285,17 +285,24 @@ class Toolbox:
         last_result: the :class:`~ragkit.funnel.SearchResult` of the last search (full trace).
     """
 
-    def __init__(self, index: Any, scope: Scope, *, funnel: Any = None, settings: ToolSettings | None = None):
+    def __init__(self, index: Any, scope: Scope, *, funnel: Any = None, settings: ToolSettings | None = None,
+                 filters: Filters | None = None):
         if not isinstance(scope, Scope):
             raise ValidationError(f"scope must be a ragkit.scope.Scope, got {type(scope).__name__}",
                                   field="scope")
+        if filters is not None and not isinstance(filters, Filters):
+            raise ValidationError(f"filters must be a ragkit.scope.Filters, got {type(filters).__name__}",
+                                  field="filters")
         from ragkit.funnel import Funnel
 
         self.index = index
         self.scope = scope
+        self.filters = filters or Filters()
+        self.filters.check_narrows(scope)
         self.funnel = funnel if funnel is not None else Funnel(index)
         self.settings = settings or ToolSettings()
-        kinds = sorted({d.envelope.source_type for d in index.documents.values() if scope.allows(d.envelope)})
+        kinds = sorted({d.envelope.source_type for d in index.documents.values()
+                        if self._visible(d.envelope)})
         self.specs = _specs(self.settings, kinds)
         self._validators = {n: Draft202012Validator(s.parameters) for n, s in self.specs.items()}
         self.last_result: Any = None
@@ -442,12 +449,16 @@ class Toolbox:
             return sorted({d.envelope.tenant for d in self.index.documents.values()})
         return [self.scope.tenant, GLOBAL_TENANT]
 
+    def _visible(self, env: Envelope) -> bool:
+        """In the caller's scope and through the toolbox's standing filters."""
+        return self.scope.allows(env) and self.filters.allows(env)
+
     def _readable(self, snap: Any, doc_id: str) -> Document | None:
         doc = snap.documents.get(doc_id)
-        return doc if doc is not None and self.scope.allows(doc.envelope) else None
+        return doc if doc is not None and self._visible(doc.envelope) else None
 
     def _readable_docs(self, snap: Any) -> list[Document]:
-        return [doc for doc in snap.documents.values() if self.scope.allows(doc.envelope)]
+        return [doc for doc in snap.documents.values() if self._visible(doc.envelope)]
 
     def _unavailable(self, snap: Any, asked: str, field: str,
                      example: Mapping[str, Any]) -> ToolArgumentError:
@@ -497,15 +508,16 @@ class Toolbox:
                                     f"published_before ({published_before}); nothing can match",
                                     field="published_before", valid="published_after < published_before",
                                     example=spec.example_call())
-        filters = Filters(doc_types=types, tenants=(tenant,) if tenant else (), published_after=after,
-                          published_before=before, valid_at=_date_arg(valid_at, "valid_at", spec))
-        filters.check_narrows(self.scope)  # ScopeError -> "out_of_scope"
+        asked = Filters(doc_types=types, tenants=(tenant,) if tenant else (), published_after=after,
+                        published_before=before, valid_at=_date_arg(valid_at, "valid_at", spec))
+        asked.check_narrows(self.scope)  # ScopeError -> "out_of_scope"
+        filters = _combine(self.filters, asked)
         result = self.funnel.search(query, scope=self.scope, filters=filters, deliver=deliver, expand=False)
         self.last_result = result
         moment = filters.valid_at or dt.datetime.now(dt.timezone.utc)
         items = []
         for h in result.hits:
-            if not self.scope.allows(h.envelope):  # the funnel masks before ranking; re-checked on read
+            if not self._visible(h.envelope):  # the funnel masks before ranking; re-checked on read
                 continue
             chunk = _chunk_of(snap, self.index, h)
             if chunk is None:
@@ -522,11 +534,12 @@ class Toolbox:
         response: dict[str, Any] = {"tool": "search_knowledge", "ok": True, "notices": notices,
                                     "query": query, "filters": _filters_json(filters), "results": items}
         if not items:
-            response["message"] = self._empty_message(query, filters, readable, result.trace)
+            response["message"] = self._empty_message(query, asked, filters, readable, result.trace)
         response["trace"] = _compact_trace(result.trace)
         return response
 
-    def _empty_message(self, query: str, filters: Filters, readable: list[Document], trace: Any) -> str:
+    def _empty_message(self, query: str, asked: Filters, filters: Filters, readable: list[Document],
+                       trace: Any) -> str:
         passing = [d for d in readable if filters.allows(d.envelope)]
         active = {name: value for name, value in _filters_json(filters).items() if value}
         tried = (f"Nothing found for {query!r}. Tried lexical (BM25) and semantic (dense) retrieval, "
@@ -534,8 +547,8 @@ class Toolbox:
                  f"pass the filters ({', '.join(f'{k}={v}' for k, v in active.items()) or 'none'}) out of "
                  f"{len(readable)} documents in your scope ({self.scope}).")
         advice = []
-        for name in active:
-            loose = _without_filter(filters, name)
+        for name in (n for n, v in _filters_json(asked).items() if v):
+            loose = _combine(self.filters, _without_filter(asked, name))
             freed = sum(1 for d in readable if loose.allows(d.envelope)) - len(passing)
             if freed > 0:
                 plural = "s" if freed > 1 else ""
@@ -716,6 +729,26 @@ def _date_arg(value: str | None, field: str, spec: ToolSpec) -> dt.datetime | No
         raise ToolArgumentError("bad_date", f"{field}={value!r} is not an ISO date", field=field,
                                 valid="an ISO date like 2026-01-19 or a date-time like 2026-01-19T09:30:00Z",
                                 example=spec.example_call()) from None
+
+
+def _combine(base: Filters, asked: Filters) -> Filters:
+    """``asked`` within the toolbox's standing ``base`` filters (both must hold)."""
+    def both(a: tuple[str, ...], b: tuple[str, ...]) -> tuple[str, ...]:
+        if a and b:
+            return tuple(x for x in b if x in a) or ("\0none",)  # disjoint: nothing can match
+        return a or b
+
+    def later(a: dt.datetime | None, b: dt.datetime | None) -> dt.datetime | None:
+        return max(a, b) if a and b else a or b
+
+    def earlier(a: dt.datetime | None, b: dt.datetime | None) -> dt.datetime | None:
+        return min(a, b) if a and b else a or b
+
+    return Filters(doc_types=both(base.doc_types, asked.doc_types), tenants=both(base.tenants, asked.tenants),
+                   published_after=later(base.published_after, asked.published_after),
+                   published_before=earlier(base.published_before, asked.published_before),
+                   valid_at=asked.valid_at or base.valid_at,
+                   drop_unknown_validity=base.drop_unknown_validity or asked.drop_unknown_validity)
 
 
 def _filters_json(filters: Filters) -> dict[str, Any]:

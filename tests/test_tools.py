@@ -291,6 +291,36 @@ def test_related_follows_index_changes(box):
     assert box.related_documents("acme-rollout")["linked_from"] == []
 
 
+def test_standing_filters_apply_to_every_tool():
+    from ragkit.errors import ScopeError
+    from ragkit.scope import Filters
+
+    snapshot = Filters.make(published_before="2026-01-10")  # the corpus as it was on 2026-01-09
+    box = Toolbox(_hand_index(), Scope("acme", ["ops"]), filters=snapshot)
+    assert box.retrieve_documents(["acme-rollout"])["error"]["code"] == "unknown_id"  # published 2026-01-15
+    assert box.related_documents("acme-rollout")["error"]["message"] == \
+        box.related_documents("acme-nothing")["error"]["message"].replace("acme-nothing", "acme-rollout")
+    assert box.retrieve_documents(["policy-v1"])["ok"]  # published 2025-01-01
+    assert box.related_documents("policy-v1")["superseded_by"] == []  # v2, v3 have no publication date
+    assert _combine_dates(box)
+    with pytest.raises(ScopeError):
+        Toolbox(_hand_index(), Scope("acme"), filters=Filters.make(tenant="globex"))
+
+
+def _combine_dates(box: Toolbox) -> bool:
+    from ragkit.scope import Filters
+    from ragkit.tools import _combine
+
+    both = _combine(box.filters, Filters.make(published_before="2026-02-01", published_after="2025-06-01",
+                                              doc_type="policy"))
+    assert both.published_before == box.filters.published_before  # the earlier bound wins
+    assert both.published_after is not None and both.doc_types == ("policy",)
+    disjoint = _combine(Filters.make(doc_type="runbook"), Filters.make(doc_type="policy"))
+    assert not disjoint.allows(Envelope("x", source_type="policy"))
+    assert not disjoint.allows(Envelope("y", source_type="runbook"))
+    return True
+
+
 # -- scope: no text outside the caller's scope, from any tool ----------------------------------
 def _forbidden_texts(index: Index, scope: Scope) -> list[str]:
     return [d.text for d in index.documents.values() if not scope.allows(d.envelope)]
