@@ -106,8 +106,9 @@ class SyncReport:
         return bool(self.added or self.updated or self.deleted or self.relocated)
 
     def __str__(self) -> str:
+        moved = f" ({len(self.relocated)} moved to a new path)" if self.relocated else ""
         return (f"added {len(self.added)}, updated {len(self.updated)}, deleted {len(self.deleted)}, "
-                f"unchanged {self.unchanged} documents; encoded {self.encoded_rows} chunks")
+                f"unchanged {self.unchanged} documents{moved}; encoded {self.encoded_rows} chunks")
 
 
 def _now() -> str:
