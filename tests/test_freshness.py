@@ -145,6 +145,9 @@ def test_cli_staleness_and_unchanged_sync(folder, tmp_path):
     assert res.exit_code == 0 and "staleness of 4 documents (0 changed but not indexed)" in res.output
     res = CliRunner().invoke(app, ["sync", str(folder), "--index", str(tmp_path / "idx"), "--json"])
     assert res.exit_code == 0 and '"unchanged": 4' in res.output and '"added": []' in res.output
+    res = CliRunner().invoke(app, ["sync", str(folder), "--index", str(tmp_path / "idx"), "--watch",
+                                   "--interval", "0.1s", "--max-polls", "2"])
+    assert res.exit_code == 0 and "full sync: added 0, updated 0, deleted 0, unchanged 4" in res.output
 
 
 def _acl_docs(acl: str) -> list[Document]:
