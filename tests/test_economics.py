@@ -136,3 +136,23 @@ def test_trace_costs_and_percentiles():
     assert econ["evidence_persistence_turns"]["p50"] == 2.0       # turns 3, 2, 2
     assert econ["reranker_units_per_call"]["p95"] == pytest.approx(8800 + 0.9 * 200)
     assert econ["dominant_tail"]["term"] == "delivered_tokens_per_call"
+
+
+@pytest.mark.slow
+def test_width_sweep_on_the_fixture_corpus(fixture_index):
+    from test_counterfactuals import eur_case
+
+    from ragkit.sweep import width_sweep
+
+    frame = width_sweep(fixture_index, [eur_case()], candidates=(3, 20), deliver=(1, 2, 4), progress=False)
+    assert len(frame) == 6 and set(frame["rerank_depth"]) == {3, 20}  # depth cut to the candidate width
+    for _, grid in frame.groupby("candidates"):
+        recall = grid.sort_values("deliver")["set_recall"].tolist()
+        assert recall == sorted(recall)           # delivering more never loses evidence
+        tokens = grid.sort_values("deliver")["delivered_tokens"].tolist()
+        assert tokens == sorted(tokens)
+    row = frame.iloc[0]
+    assert row["calls_per_task"] == 1 + (1 - row["set_recall"]) * 2
+    assert row["total_cost"] == pytest.approx(row["calls_per_task"] * (row["reranker_units"]
+                                                                      + row["delivered_tokens"] * 6))
+    assert frame["set_recall"].max() == 1.0       # the policy's cutoff section is found at some width
