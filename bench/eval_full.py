@@ -34,12 +34,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--placement", default="pipeline", choices=("pipeline", "tool", "hybrid"))
     parser.add_argument("--limit", type=int, default=0, help="only the first N cases (0 = all)")
+    parser.add_argument("--sample", type=int, default=0, help="only N evenly spaced cases (0 = all)")
     parser.add_argument("--cf-sample", type=int, default=0, help="counterfactuals on N evenly spaced cases")
     parser.add_argument("--no-cf", action="store_true", help="skip the counterfactuals")
     args = parser.parse_args()
     cases = load_cases(ROOT / "datasets" / "opscorpus" / "cases.jsonl")
     if args.limit:
         cases = cases[: args.limit]
+    if args.sample and args.sample < len(cases):
+        step = len(cases) / args.sample
+        cases = [cases[int(i * step)] for i in range(args.sample)]
     t0 = time.perf_counter()
     index = course_index(progress=False)
     reranker = get_reranker()
@@ -65,6 +69,7 @@ def main() -> None:
     report.to_csv(out.with_suffix(".csv"))
     cmd = "python bench/eval_full.py --placement " + args.placement + \
         (f" --limit {args.limit}" if args.limit else "") + \
+        (f" --sample {args.sample}" if args.sample else "") + \
         (" --no-cf" if args.no_cf else f" --cf-sample {args.cf_sample}" if args.cf_sample else "")
     boundaries = report.boundaries().reset_index()
     boundaries = boundaries[boundaries["tag"].isin(["all", "conflict", "identifier", "multi_hop", "temporal",
