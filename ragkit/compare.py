@@ -1,182 +1,204 @@
-"""Compare retrieval methods side by side on a BEIR-format collection.
+"""Measure the product on a BEIR-format collection: the Funnel itself, and its ablations.
 
-:func:`evaluate_beir` indexes a :class:`~ragkit.beir.BeirData` corpus (one row per
-document, title + text), runs every query through five methods on the same
-candidates, and scores them with :mod:`ragkit.metrics`:
+:func:`evaluate_beir` builds an :class:`~ragkit.index.Index` of a
+:class:`~ragkit.beir.BeirData` corpus (chunked like any folder you index; cached on disk
+under ``<cache_dir>/<name>``), runs every judged query through
+:class:`~ragkit.funnel.Funnel` once per method, scores each *document* by its best chunk,
+and evaluates with :mod:`ragkit.metrics`. Every method is the same Funnel with settings
+changed, so any change to the funnel moves these figures and vice versa:
 
 ==============  ==========================================================
-``bm25``        BM25 alone (bm25s)
-``dense``       all-MiniLM-L6-v2 + exact faiss
-``rrf``         reciprocal rank fusion of the two (k = 60)
-``rerank``      the first ``rerank_depth`` RRF candidates reordered by the
-                cross-encoder alone (the rest keep their RRF order)
-``rerank_rrf``  the same head ordered by RRF of the first-stage rank and
-                the cross-encoder rank, weighted 1:2 (the funnel's default,
-                ``rerank_mode="rrf"``, :data:`ragkit.rerank.DEFAULT_RRF_WEIGHTS`)
+``bm25``        ``retrievers=("lexical",), rerank_mode="none"``
+``dense``       ``retrievers=("dense",), rerank_mode="none"``
+``rrf``         ``rerank_mode="none"``: the first stage (BM25 + dense, RRF)
+``rerank``      ``rerank_mode="rerank"``: the reranked head in cross-encoder order
+``default``     the funnel's defaults (:class:`~ragkit.funnel.FunnelSettings`)
 ==============  ==========================================================
 
-Each method reports nDCG@10, MRR@10, recall@50 and recall@100, plus its median
-latency per query (``ms_p50``, the method's own stages only) and, for the two
-reranking methods, ``ndcg@10_gain`` over ``rrf``: the reranker's gain or loss.
-Corpus embeddings are cached on disk, so a second run does not re-encode.
+Each method reports nDCG@10, MRR@10, recall@50 and recall@100 over documents, its median
+funnel latency per query (``ms_p50``; a method that reuses reranker scores another method
+already computed for the same query is charged that method's rerank time, so cached
+scores never flatter it) and, for reranking methods, ``ndcg@10_gain`` over ``rrf``.
+
+Example:
+    >>> from ragkit.beir import load_beir                               # doctest: +SKIP
+    >>> report = evaluate_beir(load_beir("scifact", "test"), name="scifact")  # doctest: +SKIP
+    >>> print(format_table(report))                                     # doctest: +SKIP
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from ragkit.beir import BeirData
-from ragkit.fusion import Ranking, rrf
-from ragkit.metrics import evaluate
-from ragkit.rerank import combine
 
-__all__ = ["METHODS", "METRICS", "evaluate_beir", "format_table"]
+__all__ = ["METHODS", "METRICS", "ABLATIONS", "beir_documents", "beir_index", "evaluate_beir",
+           "format_table"]
 
-METHODS = ("bm25", "dense", "rrf", "rerank", "rerank_rrf")
 METRICS = ("ndcg@10", "mrr@10", "recall@50", "recall@100")
+#: Each method as overrides of the funnel's settings (``default`` = no override).
+ABLATIONS: Mapping[str, Mapping[str, Any]] = {
+    "bm25": {"retrievers": ("lexical",), "rerank_mode": "none"},
+    "dense": {"retrievers": ("dense",), "rerank_mode": "none"},
+    "rrf": {"rerank_mode": "none"},
+    "default": {},
+    "rerank": {"rerank_mode": "rerank"},
+}
+METHODS = tuple(ABLATIONS)
+_VALID_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/-]*$")
 
 
-def _corpus_key(ids: list[str], texts: list[str], embedder: Any) -> str:
-    h = hashlib.sha1(f"{embedder.name}|{embedder.version}|".encode())
-    for i, t in zip(ids, texts, strict=True):
-        h.update(i.encode() + b"\0" + t.encode() + b"\1")
+def beir_documents(data: BeirData) -> tuple[list[Any], dict[str, str]]:
+    """The corpus as ragkit :class:`~ragkit.records.Document` s, and index doc id -> BEIR id.
+
+    A BEIR id that is not a valid ragkit doc id becomes ``beir-<n>``; the map undoes that.
+    """
+    from ragkit.records import Document, Envelope
+
+    docs, back = [], {}
+    for n, (beir_id, doc) in enumerate(data.corpus.items()):
+        doc_id = beir_id if _VALID_ID.match(beir_id) else f"beir-{n}"
+        back[doc_id] = beir_id
+        docs.append(Document(Envelope(doc_id=doc_id, title=doc.title), doc.text or doc.title or " "))
+    return docs, back
+
+
+def _corpus_key(data: BeirData, settings: Any) -> str:
+    h = hashlib.sha1(repr(sorted(settings.to_json().items())).encode())
+    for beir_id, doc in data.corpus.items():
+        h.update(beir_id.encode() + b"\0" + doc.title.encode() + b"\0" + doc.text.encode() + b"\1")
     return h.hexdigest()[:16]
 
 
-def _embed_corpus(ids: list[str], texts: list[str], embedder: Any, cache_dir: Path | None,
-                  progress: bool, log: Callable[[str], None]) -> np.ndarray:
-    path = None
+def beir_index(data: BeirData, *, name: str | None = None, cache_dir: str | Path | None = None,
+               settings: Any = None, progress: bool = False,
+               log: Callable[[str], None] = lambda _m: None) -> tuple[Any, dict[str, str]]:
+    """An :class:`~ragkit.index.Index` of the collection, reused from ``<cache_dir>/<name>`` when
+    it was built from the same corpus with the same settings (a ``<name>.key`` file says so)."""
+    from ragkit.index import Index, IndexSettings
+
+    settings = settings or IndexSettings()
+    docs, back = beir_documents(data)
+    key = _corpus_key(data, settings)
+    folder = key_file = None
     if cache_dir is not None:
-        path = Path(cache_dir) / f"corpus-{_corpus_key(ids, texts, embedder)}.npy"
-        if path.is_file():
-            vectors = np.load(path)
-            if vectors.shape[0] == len(texts):
-                log(f"reusing cached corpus embeddings {path}")
-                return vectors
+        folder = Path(cache_dir) / (name or f"corpus-{key}")
+        key_file = folder.with_name(folder.name + ".key")
+        if key_file.is_file() and key_file.read_text().strip() == key:
+            try:
+                index = Index.load(folder)
+                log(f"reusing the cached index {folder}")
+                return index, back
+            except Exception as exc:  # noqa: BLE001 - any unreadable cache is rebuilt
+                log(f"cached index {folder} is unusable ({exc}); rebuilding")
     t = time.perf_counter()
-    vectors = embedder.encode(texts, progress=progress, batch_size=64)
-    log(f"encoded {len(texts)} documents in {time.perf_counter() - t:.1f}s")
-    if path is not None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp.npy")
-        np.save(tmp, vectors)
-        tmp.replace(path)
-    return vectors
+    index = Index.build(docs, settings, progress=progress)
+    log(f"indexed {len(docs)} documents -> {len(index.rows)} chunks in {time.perf_counter() - t:.0f}s")
+    if folder is not None and key_file is not None:
+        index.save(folder)
+        key_file.write_text(key + "\n")
+    return index, back
 
 
-def evaluate_beir(data: BeirData, *, candidates: int = 100, rerank_depth: int = 30,
-                  max_queries: int | None = None, cache_dir: str | Path | None = None,
-                  embedder: Any = None, reranker: Any = None, rrf_k: float = 60,
-                  extra_weights: Sequence[tuple[float, float]] = (),
-                  progress: bool = True, log: Callable[[str], None] = lambda _m: None
-                  ) -> dict[str, dict[str, float]]:
-    """Run the five methods on every judged query; return ``{method: {metric: value}}``.
+def _doc_run(result: Any, back: Mapping[str, str]) -> dict[str, float]:
+    """Documents by their best chunk's final rank, as descending scores (metrics see this order)."""
+    best: dict[str, int] = {}
+    for cand in result.trace.candidates:
+        if cand.final_rank is not None:
+            doc = back.get(cand.doc_id, cand.doc_id)
+            best[doc] = min(best.get(doc, cand.final_rank), cand.final_rank)
+    order = sorted(best, key=lambda d: (best[d], d))
+    return {d: float(len(order) - r) for r, d in enumerate(order)}
+
+
+def evaluate_beir(data: BeirData, *, name: str | None = None, candidates: int = 100,
+                  rerank_depth: int | None = None, max_queries: int | None = None,
+                  cache_dir: str | Path | None = None, funnel_settings: Any = None,
+                  index_settings: Any = None, methods: Mapping[str, Mapping[str, Any]] | None = None,
+                  reranker: Any = None, progress: bool = True,
+                  log: Callable[[str], None] = lambda _m: None) -> dict[str, dict[str, float]]:
+    """Run each method (a Funnel ablation) on every judged query; return ``{method: {metric: value}}``.
 
     Args:
         data: a loaded BEIR collection (:func:`ragkit.beir.load_beir`).
-        candidates: width of each first-stage list (recall@100 needs >= 100).
-        rerank_depth: RRF candidates the cross-encoder scores.
+        name: the collection's name, for the index cache folder (default: a corpus hash).
+        candidates: rows each retriever returns (recall@100 needs a wide first stage).
+        rerank_depth: fused candidates the cross-encoder scores (default: the funnel's).
         max_queries: evaluate only the first N judged queries (sorted by id).
-        cache_dir: folder for cached corpus embeddings (``None``: no cache).
-        embedder, reranker: defaults are the bundled models.
-        rrf_k: RRF rank offset.
-        extra_weights: more ``(first_stage, reranker)`` weightings of ``rerank_rrf`` to report,
-            each as a method named ``rerank_rrf_w{a}:{b}`` (the reranker runs once per query).
+        cache_dir: folder for the collection's index (``None``: build in memory only).
+        funnel_settings: base :class:`~ragkit.funnel.FunnelSettings` (default: the defaults).
+        index_settings: :class:`~ragkit.index.IndexSettings` for the collection's index.
+        methods: ``{name: overrides}`` to run (default :data:`ABLATIONS`).
+        reranker: the cross-encoder (default: the bundled one).
     """
-    from ragkit.dense import DenseRetriever
-    from ragkit.lexical import BM25Retriever
-    from ragkit.models import get_embedder, get_reranker
+    from ragkit.funnel import Funnel, FunnelSettings
+    from ragkit.metrics import evaluate
 
-    embedder = embedder or get_embedder()
-    reranker = reranker or get_reranker()
-    doc_ids = list(data.corpus)
-    texts = [f"{d.title}\n{d.text}".strip() for d in data.corpus.values()]
-    t = time.perf_counter()
-    bm25 = BM25Retriever(texts)
-    log(f"BM25 indexed {len(texts)} documents in {time.perf_counter() - t:.1f}s")
-    dense = DenseRetriever(_embed_corpus(doc_ids, texts, embedder, Path(cache_dir) if cache_dir else None,
-                                         progress, log), embedder)
+    index, back = beir_index(data, name=name, cache_dir=cache_dir, settings=index_settings,
+                             progress=progress, log=log)
+    base = funnel_settings or FunnelSettings()
+    base = replace(base, candidates=candidates, deliver=1, expand=False,
+                   **({"rerank_depth": rerank_depth} if rerank_depth is not None else {}))
+    funnel = Funnel(index, base, reranker=reranker)
+    methods = dict(methods or ABLATIONS)
     qids = sorted(q for q in data.queries if data.qrels.get(q))
     if max_queries:
         qids = qids[:max_queries]
-    variants = {f"rerank_rrf_w{a:g}:{b:g}": (a, b) for a, b in extra_weights}
-    methods = (*METHODS, *variants)
     runs: dict[str, dict[str, dict[str, float]]] = {m: {} for m in methods}
-    ms: dict[str, list[float]] = {m: [] for m in ("bm25", "dense", "fuse", "rerank")}
+    ms: dict[str, list[float]] = {m: [] for m in methods}
     iterator: Any = qids
     if progress:
         from tqdm.auto import tqdm
 
         iterator = tqdm(qids, desc="queries", unit="q")
-    clock = time.perf_counter
     for qid in iterator:
         query = data.queries[qid]
-        t = clock()
-        lex = bm25.search(query, candidates)
-        ms["bm25"].append((clock() - t) * 1000)
-        t = clock()
-        den = dense.search(query, candidates)
-        ms["dense"].append((clock() - t) * 1000)
-        t = clock()
-        fused = rrf([lex, den], k=rrf_k).top(candidates)
-        ms["fuse"].append((clock() - t) * 1000)
-        t = clock()
-        depth = min(rerank_depth, len(fused.ids))
-        head, tail = fused.top(depth), Ranking(fused.ids[depth:], fused.scores[depth:])
-        scores = reranker.score(query, [texts[i] for i in head.ids]) if depth else []
-        ms["rerank"].append((clock() - t) * 1000)
-        by_ce = combine(head, scores, mode="rerank") if depth else head
-        by_rrf = combine(head, scores, mode="rrf", k=rrf_k) if depth else head
-        for name, ranking in (("bm25", lex), ("dense", den), ("rrf", fused),
-                              ("rerank", _concat(by_ce, tail)), ("rerank_rrf", _concat(by_rrf, tail))):
-            runs[name][qid] = _as_run(ranking, doc_ids)
-        for name, weights in variants.items():
-            head_w = combine(head, scores, mode="rrf", k=rrf_k, weights=weights) if depth else head
-            runs[name][qid] = _as_run(_concat(head_w, tail), doc_ids)
+        paid: dict[tuple[Any, ...], float] = {}  # rerank time of the first method that scored these pairs
+        for method, overrides in methods.items():
+            result = funnel.search(query, **overrides)
+            s = replace(base, **overrides)
+            timings = dict(result.trace.timings_ms)
+            work = (s.retrievers, s.rerank_depth, s.rerank_tokens, s.candidates, s.rrf_k,
+                    s.lexical_weight, s.dense_weight) if s.rerank_mode != "none" else None
+            if work is not None:
+                timings["rerank"] = paid.setdefault(work, timings.get("rerank", 0.0))
+            ms[method].append(sum(v for k, v in timings.items() if k != "total"))
+            runs[method][qid] = _doc_run(result, back)
     qrels = {q: data.qrels[q] for q in qids}
     report: dict[str, dict[str, float]] = {}
-    p50 = {k: statistics.median(v) if v else 0.0 for k, v in ms.items()}
-    latency = {"bm25": p50["bm25"], "dense": p50["dense"],
-               "rrf": p50["bm25"] + p50["dense"] + p50["fuse"]}
-    for name in ("rerank", "rerank_rrf", *variants):
-        latency[name] = latency["rrf"] + p50["rerank"]
-    for name in methods:
-        scores_ = evaluate(runs[name], qrels, METRICS)
-        report[name] = {**scores_, "ms_p50": round(latency[name], 2)}
-    for name in ("rerank", "rerank_rrf", *variants):
-        report[name]["ndcg@10_gain"] = report[name]["ndcg@10"] - report["rrf"]["ndcg@10"]
-    report["rrf"]["queries"] = float(len(qids))
+    for method in methods:
+        report[method] = {**evaluate(runs[method], qrels, METRICS),
+                          "ms_p50": round(statistics.median(ms[method]) if ms[method] else 0.0, 2)}
+    for method, overrides in methods.items():
+        if replace(base, **overrides).rerank_mode != "none" and "rrf" in report:
+            report[method]["ndcg@10_gain"] = report[method]["ndcg@10"] - report["rrf"]["ndcg@10"]
+    first = next(iter(report))
+    report[first]["queries"] = float(len(qids))
+    report[first]["chunks"] = float(len(index.rows))
+    log(f"funnel settings: {asdict(base)}")
     return report
 
 
-def _concat(head: Ranking, tail: Ranking) -> Ranking:
-    return Ranking(list(head.ids) + list(tail.ids), list(head.scores) + list(tail.scores))
-
-
-def _as_run(ranking: Ranking, doc_ids: list[str]) -> dict[str, float]:
-    """Rank order as descending scores (so metrics see exactly this order, whatever the raw scores)."""
-    n = len(ranking.ids)
-    return {doc_ids[i]: float(n - r) for r, i in enumerate(ranking.ids)}
-
-
-def format_table(report: dict[str, dict[str, float]], *, default: str = "rerank_rrf") -> str:
+def format_table(report: dict[str, dict[str, float]], *, default: str = "default") -> str:
     """A plain-text table of ``report`` with the reranker's gain; marks the funnel's default."""
     cols = [*METRICS, "ms_p50"]
-    lines = [f"{'method':<14}" + "".join(f"{c:>12}" for c in cols) + f"{'gain@10':>10}"]
-    for name in report:
-        row = report[name]
+    width = max(14, *(len(n) + 3 for n in report))
+    lines = [f"{'method':<{width}}" + "".join(f"{c:>12}" for c in cols) + f"{'gain@10':>10}"]
+    for name, row in report.items():
         gain = row.get("ndcg@10_gain")
         label = name + (" *" if name == default else "")
-        lines.append(f"{label:<14}" + "".join(f"{row[c]:>12.4f}" if c != "ms_p50" else f"{row[c]:>12.1f}"
-                                              for c in cols)
+        lines.append(f"{label:<{width}}" + "".join(f"{row[c]:>12.4f}" if c != "ms_p50" else f"{row[c]:>12.1f}"
+                                                   for c in cols)
                      + (f"{gain:>+10.4f}" if gain is not None else f"{'':>10}"))
-    n = int(report["rrf"].get("queries", 0))
-    lines.append(f"* = the funnel's default; gain@10 = nDCG@10 change from reranking vs rrf; {n} queries")
+    first = next(iter(report.values()))
+    n, chunks = int(first.get("queries", 0)), int(first.get("chunks", 0))
+    lines.append(f"* = the funnel's default; gain@10 = nDCG@10 change vs rrf; {n} queries; documents "
+                 f"scored by their best chunk ({chunks} chunks)")
     return "\n".join(lines)

@@ -42,6 +42,8 @@ __all__ = ["FUNNEL_PARAMS", "FunnelSettings", "Hit", "SearchResult", "Funnel"]
 FUNNEL_PARAMS: Mapping[str, Param] = {
     "candidates": Param("candidates", 50, 1, 1000, "rows each retriever returns, and the fused width"),
     "rerank_depth": Param("rerank_depth", 30, 0, 1000, "fused candidates the cross-encoder scores"),
+    "rerank_tokens": Param("rerank_tokens", 256, 16, 512,
+                           "tokens of one (query, passage) pair the cross-encoder reads"),
     "deliver": Param("deliver", 4, 1, 50, "hits delivered to the reader"),
     "rrf_k": Param("rrf_k", 60, 0, None, "RRF rank offset for fusing BM25 and dense"),
     "lexical_weight": Param("lexical_weight", 1.0, 0, None, "RRF weight of the BM25 list"),
@@ -68,6 +70,7 @@ class FunnelSettings:
 
     candidates: int = 50
     rerank_depth: int = 30
+    rerank_tokens: int = 256
     deliver: int = 4
     rrf_k: float = 60
     lexical_weight: float = 1.0
@@ -216,7 +219,7 @@ class Funnel:
         rerank_ranks: dict[int, int] = {}
         if depth:
             passages = [idx.rows[r].contextual_text() for r in head.ids]
-            out = rerank(query, passages, self.reranker)
+            out = rerank(query, passages, self.reranker, max_length=s.rerank_tokens)
             rerank_scores = {r: float(x) for r, x in zip(head.ids, out.scores, strict=True)}
             rerank_ranks = dict(zip(head.ids, out.ranks, strict=True))
             trace.tokens["reranker_units"] = int(sum(out.token_units))

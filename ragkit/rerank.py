@@ -31,6 +31,7 @@ Example:
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -71,14 +72,22 @@ class RerankOutput:
 
 
 def rerank(query: str, passages: Sequence[str], reranker: Any = None, *,
-           batch_size: int | None = None) -> RerankOutput:
-    """Score each passage against ``query`` with the cross-encoder (default: the bundled one)."""
+           batch_size: int | None = None, max_length: int | None = None) -> RerankOutput:
+    """Score each passage against ``query`` with the cross-encoder (default: the bundled one).
+
+    ``max_length`` truncates each (query, passage) pair for this call (default: the
+    reranker's own); a reranker without that option is called without it.
+    """
     if reranker is None:
         from ragkit.models import get_reranker
 
         reranker = get_reranker()
-    scores = reranker.score(query, list(passages), batch_size=batch_size)
-    units = reranker.count_pair_tokens(query, list(passages)) if passages else []
+    passages = list(passages)
+    length: dict[str, Any] = {}
+    if max_length is not None and "max_length" in inspect.signature(reranker.score).parameters:
+        length = {"max_length": max_length}  # a custom reranker may not offer per-call length
+    scores = reranker.score(query, passages, batch_size=batch_size, **length)
+    units = reranker.count_pair_tokens(query, passages, **length) if passages else []
     return RerankOutput(np.asarray(scores, dtype=np.float32), units)
 
 

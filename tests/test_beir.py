@@ -164,3 +164,39 @@ def test_judged_query_missing_from_queries(tmp_path):
     expected = r"test.tsv: 1 judged query id\(s\) are not in queries.jsonl, e.g. \['q7'\]"
     with pytest.raises(LoadError, match=expected):
         load_beir(root)
+
+
+# ---------------------------------------------------------------- evaluate_beir runs the Funnel
+
+
+@pytest.mark.slow
+def test_evaluate_beir_runs_the_funnel_and_its_ablations(tmp_path):
+    from ragkit.compare import ABLATIONS, evaluate_beir, format_table
+
+    corpus = [
+        {"_id": "ledger", "title": "Ledger locks", "text": "Error E-4471 means the ledger is locked by the "
+         "nightly settlement job. Wait for the job to finish, then retry the posting."},
+        {"_id": "euro", "title": "EUR cutoff", "text": "EUR payment batches close at 15:00 CET. Payments "
+         "submitted later are processed on the next business day."},
+        {"_id": "soup", "title": "Canteen", "text": "The canteen serves tomato soup on Fridays."},
+        {"_id": "bad id!", "title": "Odd id", "text": "Documents with odd ids are still evaluated."},
+    ]
+    queries = [{"_id": "q1", "text": "what does E-4471 mean"},
+               {"_id": "q2", "text": "when do euro batches close"},
+               {"_id": "q3", "text": "odd ids evaluated"}]
+    qrels = "query-id\tcorpus-id\tscore\nq1\tledger\t1\nq2\teuro\t1\nq3\tbad id!\t1\n"
+    (tmp_path / "set").mkdir()
+    data = load_beir(_write(tmp_path / "set", corpus=_jsonl(corpus), queries=_jsonl(queries),
+                            qrels={"test": qrels}))
+    logs: list[str] = []
+    report = evaluate_beir(data, name="tiny", cache_dir=tmp_path / "cache", progress=False, log=logs.append)
+    assert list(report) == list(ABLATIONS)
+    for method, row in report.items():
+        assert row["ndcg@10"] == pytest.approx(1.0), method  # each query has one obvious answer
+    assert report["default"]["ndcg@10_gain"] == pytest.approx(0.0)
+    assert report["bm25"]["queries"] == 3 and (tmp_path / "cache" / "tiny.key").is_file()
+    again = evaluate_beir(data, name="tiny", cache_dir=tmp_path / "cache", progress=False, log=logs.append,
+                          methods={"bm25": ABLATIONS["bm25"]})
+    assert any("reusing the cached index" in m for m in logs)
+    assert again["bm25"]["ndcg@10"] == report["bm25"]["ndcg@10"]
+    assert "default *" in format_table(report)

@@ -1,0 +1,86 @@
+"""Indexing throughput on the course corpus, per embedder: encode rate and full build time.
+
+For each embedder (``--embedders``), encodes the same random sample of chunks (side by side,
+so machine load hits both alike), then builds the whole course index with the embedders
+named by ``--full`` (chunk + embed + BM25 + faiss) and optionally saves it (``--out``, one
+folder per embedder). Writes ``bench/results/index_throughput.md``.
+
+Usage: python bench/index_throughput.py [--sample 300] [--full bge] [--out .ragkit-cache/bench-course]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import random
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from ragkit.chunking import chunk_documents  # noqa: E402
+from ragkit.index import Index, IndexSettings  # noqa: E402
+from ragkit.loaders import load_corpus  # noqa: E402
+from ragkit.models import get_embedder, workers  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> str:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", type=Path, default=ROOT / "datasets" / "opscorpus" / "docs")
+    parser.add_argument("--embedders", nargs="*", default=["bge", "minilm"])
+    parser.add_argument("--sample", type=int, default=300, help="chunks encoded by every embedder")
+    parser.add_argument("--full", nargs="*", default=["bge"], help="embedders that build the whole index")
+    parser.add_argument("--out", type=Path, default=None, help="save each full index to OUT-<embedder>")
+    parser.add_argument("--result", type=Path, default=ROOT / "bench" / "results" / "index_throughput.md")
+    args = parser.parse_args(argv)
+    docs, _ = load_corpus(args.corpus)
+    chunks = [c for c in chunk_documents(docs) if c.kind == "chunk"]
+    rng = random.Random(0)
+    sample = [c.contextual_text() for c in rng.sample(chunks, min(args.sample, len(chunks)))]
+    lines = ["| embedder | model | load s | chunks/s (sample) | est. encode s, whole corpus |",
+             "|---|---|---|---|---|"]
+    for name in args.embedders:
+        t = time.perf_counter()
+        emb = get_embedder(name)
+        emb.encode(["warm up"])
+        load = time.perf_counter() - t
+        t = time.perf_counter()
+        emb.encode(sample)
+        rate = len(sample) / (time.perf_counter() - t)
+        lines.append(f"| {name} | {emb.name} | {load:.1f} | {rate:.1f} | {len(chunks) / rate:.0f} |")
+        print(lines[-1], flush=True)
+    full = ["| embedder | index.build s (chunk + embed + BM25 + faiss) | save s | reopen s |",
+            "|---|---|---|---|"]
+    for name in args.full:
+        t = time.perf_counter()
+        index = Index.build(docs, IndexSettings(embedder=name))
+        build = time.perf_counter() - t
+        save = reopen = float("nan")
+        if args.out is not None:
+            target = Path(f"{args.out}-{name}")
+            t = time.perf_counter()
+            index.save(target)
+            save = time.perf_counter() - t
+            t = time.perf_counter()
+            Index.load(target)
+            reopen = time.perf_counter() - t
+        full.append(f"| {name} | {build:.1f} | {save:.1f} | {reopen:.1f} |")
+        print(full[-1], flush=True)
+    cmd = "python bench/index_throughput.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    text = (f"# Indexing throughput on the course corpus\n\n{len(docs)} documents -> {len(chunks)} chunks; "
+            f"sample of {len(sample)} chunks encoded by each embedder; {workers()} ONNX worker(s), "
+            f"{os.cpu_count()} CPUs.\n\n## Encode rate (same sample, side by side)\n\n" + "\n".join(lines)
+            + "\n\n## Whole index\n\n" + "\n".join(full)
+            + f"\n\nProduced by `{cmd.strip()}` on {dt.date.today().isoformat()}, 2-core machine shared with "
+            "other jobs (loaded: compare rows of one run, not runs).\n")
+    args.result.parent.mkdir(parents=True, exist_ok=True)
+    args.result.write_text(text)
+    print(text)
+    return text
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,121 @@
+"""Choose the funnel's defaults on several collections at once: ablations and variants, side by side.
+
+For each BEIR-format set (SciFact train from ``../shared/data/scifact-train`` when present,
+and the sets of ``bench/build_beir_sets.py``) and each embedder, builds (or reuses) the
+collection's index and runs :func:`ragkit.compare.evaluate_beir` with the funnel's ablations
+(BM25, dense, RRF, reranker alone) and the variants below, all as settings of the same
+Funnel. Reranker scores are cached per (pair length, query, passage), so variants that
+differ only in how ranks are fused cost no extra reranking. Reports nDCG@10 per set and
+method, and whether each method stays at or above RRF and above BM25 on every set.
+
+Writes ``bench/results/quality.md`` (or ``--result``).
+
+Usage: python bench/quality.py [--sets scifact-train pydoc ops-all] [--embedders bge] [--max-queries 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from ragkit.beir import load_beir  # noqa: E402
+from ragkit.compare import ABLATIONS, evaluate_beir  # noqa: E402
+from ragkit.index import IndexSettings  # noqa: E402
+
+SCIFACT = ROOT.parent / "shared" / "data" / "scifact-train"
+SETS = ("scifact-train", "pydoc", "ops-all", "ops-multi_hop", "ops-vocabulary_mismatch")
+
+#: Variants of the funnel (settings overrides) measured beside the ablations.
+VARIANTS: dict[str, dict[str, Any]] = {
+    "w1:1": {"rerank_weight": 1.0},
+    "w1:3": {"rerank_weight": 3.0},
+    "d20": {"rerank_depth": 20},
+    "d10": {"rerank_depth": 10},
+    "t128": {"rerank_tokens": 128},
+    "t512": {"rerank_tokens": 512},
+    "k20": {"rrf_k": 20},
+}
+
+
+def folder(name: str, sets_dir: Path) -> Path:
+    return SCIFACT if name == "scifact-train" else sets_dir / name
+
+
+def main(argv: list[str] | None = None) -> str:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sets", nargs="*", default=list(SETS))
+    parser.add_argument("--embedders", nargs="*", default=["bge"])
+    parser.add_argument("--variants", nargs="*", default=list(VARIANTS))
+    parser.add_argument("--max-queries", type=int, default=200)
+    parser.add_argument("--sets-dir", type=Path, default=ROOT / ".ragkit-cache" / "beir-sets")
+    parser.add_argument("--cache", type=Path, default=ROOT / ".ragkit-cache" / "beir")
+    parser.add_argument("--result", type=Path, default=ROOT / "bench" / "results" / "quality.md")
+    args = parser.parse_args(argv)
+    methods = {**ABLATIONS, **{v: VARIANTS[v] for v in args.variants}}
+    table: dict[tuple[str, str], dict[str, dict[str, float]]] = {}
+    notes = []
+    for set_name in args.sets:
+        path = folder(set_name, args.sets_dir)
+        if not path.is_dir():
+            notes.append(f"{set_name}: skipped ({path} is absent)")
+            continue
+        split = "train" if set_name == "scifact-train" else "test"
+        data = load_beir(path, split=split)
+        for emb in args.embedders:
+            t = time.perf_counter()
+            report = evaluate_beir(data, name=f"{set_name}-{emb}", cache_dir=args.cache,
+                                   index_settings=IndexSettings(embedder=emb), methods=methods,
+                                   max_queries=args.max_queries, progress=False,
+                                   log=lambda m: print(m, file=sys.stderr, flush=True))
+            table[(set_name, emb)] = report
+            line = {m: round(r["ndcg@10"], 4) for m, r in report.items()}
+            print(set_name, emb, f"{time.perf_counter() - t:.0f}s", json.dumps(line), flush=True)
+    names = list(methods)
+    head = "| set | embedder | queries | " + " | ".join(names) + " |"
+    lines = [head, "|---|---|---|" + "---|" * len(names)]
+    for (set_name, emb), report in table.items():
+        n = int(next(iter(report.values())).get("queries", 0))
+        best = max(r["ndcg@10"] for r in report.values())
+        cells = [(f"**{report[m]['ndcg@10']:.4f}**" if report[m]["ndcg@10"] == best else
+                  f"{report[m]['ndcg@10']:.4f}") for m in names]
+        lines.append(f"| {set_name} | {emb} | {n} | " + " | ".join(cells) + " |")
+    checks = ["| method | >= rrf on every set | > bm25 on every set | mean nDCG@10 |", "|---|---|---|---|"]
+    for m in names:
+        rows = list(table.values())
+        if not rows:
+            break
+        ge_rrf = all(r[m]["ndcg@10"] >= r["rrf"]["ndcg@10"] - 1e-9 for r in rows)
+        gt_bm25 = all(r[m]["ndcg@10"] > r["bm25"]["ndcg@10"] for r in rows)
+        mean = sum(r[m]["ndcg@10"] for r in rows) / len(rows)
+        checks.append(f"| {m} | {'yes' if ge_rrf else 'no'} | {'yes' if gt_bm25 else 'no'} | {mean:.4f} |")
+    lat = ["| set | embedder | " + " | ".join(names) + " |", "|---|---|" + "---|" * len(names)]
+    for (set_name, emb), report in table.items():
+        cells = " | ".join(f"{report[m]['ms_p50']:.0f}" for m in names)
+        lat.append(f"| {set_name} | {emb} | {cells} |")
+    legend = "; ".join(f"`{k}` = {v}" for k, v in VARIANTS.items() if k in methods)
+    cmd = "python bench/quality.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    text = ("# Funnel quality on BEIR-format sets: ablations and variants\n\n"
+            "nDCG@10 (bold: best on the set); documents scored by their best chunk; every method is the "
+            "same Funnel with settings changed (`ragkit.compare`). `default` = FunnelSettings() as "
+            f"committed; variants change one setting from it: {legend}. First {args.max_queries} judged "
+            "queries of each set (sorted by id).\n\n" + "\n".join(lines) + "\n\n## Checks\n\n"
+            + "\n".join(checks) + "\n\n## Median funnel ms per query (2-core machine shared with other "
+            "jobs; noisy)\n\n" + "\n".join(lat) + "\n\n" + "\n".join(notes)
+            + f"\n\nProduced by `{cmd.strip()}` on {dt.date.today().isoformat()}. SciFact: Wadden et al. "
+            "2020, BEIR packaging (Thakur et al. 2021), CC BY-NC 2.0; train split only.\n")
+    args.result.parent.mkdir(parents=True, exist_ok=True)
+    args.result.write_text(text)
+    print(text)
+    return text
+
+
+if __name__ == "__main__":
+    main()

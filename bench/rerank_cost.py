@@ -1,0 +1,186 @@
+"""The reranker's cost against its value on the course corpus, one row per option.
+
+Every answerable evidence case is searched through the :class:`~ragkit.funnel.Funnel` as
+its caller, over the documents published by its ``as_of`` time, once per option (rerank
+depth, pair length, reranking off). Quality: case recall at the delivered width (share of
+cases whose whole minimum evidence set, doc id + section anchor, is among the ``deliver``
+hits) and item recall. Latency: median and p95 of the whole funnel call on the first
+``--latency-queries`` cases, options interleaved query by query and the reranker's score
+cache cleared before every call, so every option pays full price under the same load.
+The quality pass keeps the cache (scores of a pair length are computed once).
+
+Writes ``bench/results/rerank_cost.md``.
+
+Usage: python bench/rerank_cost.py [--index .ragkit-cache/index-course] [--latency-queries 40]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import functools
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from ragkit.cases import load_cases  # noqa: E402
+from ragkit.evaluation import snapshot_filters  # noqa: E402
+from ragkit.funnel import Funnel, FunnelSettings  # noqa: E402
+from ragkit.index import Index  # noqa: E402
+from ragkit.models import Reranker, get_reranker, workers  # noqa: E402
+from ragkit.scope import Scope  # noqa: E402
+
+#: (label, FunnelSettings overrides); the first stage is the same for all.
+OPTIONS: list[tuple[str, dict[str, Any]]] = [
+    ("no rerank (RRF order)", {"rerank_mode": "none"}),
+    ("depth 30, 256 tok", {"rerank_depth": 30, "rerank_tokens": 256}),
+    ("depth 20, 256 tok", {"rerank_depth": 20, "rerank_tokens": 256}),
+    ("depth 12, 256 tok", {"rerank_depth": 12, "rerank_tokens": 256}),
+    ("depth 30, 128 tok", {"rerank_depth": 30, "rerank_tokens": 128}),
+    ("depth 20, 128 tok", {"rerank_depth": 20, "rerank_tokens": 128}),
+    ("depth 12, 128 tok", {"rerank_depth": 12, "rerank_tokens": 128}),
+]
+
+
+class SerialReranker(Reranker):
+    """The reranker as it ran before: pairs one after another in one session (for latency only)."""
+
+    def __init__(self, base: Reranker, threads: int) -> None:
+        import onnxruntime as ort
+
+        from ragkit.models import bundled_reranker_path
+
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads
+        options.log_severity_level = 3
+        session = ort.InferenceSession(str(bundled_reranker_path() / "model.onnx"), options,
+                                       providers=["CPUExecutionProvider"])
+        super().__init__(base.name, base.version, session=session, tokenizer=base._tokenizer,
+                         max_length=base.max_length, cache=None)
+
+    def _score_uncached(self, query: str, passages: list[str], length: int, batch_size: int | None) -> Any:
+        import numpy as np
+
+        from ragkit.models import _feed
+
+        encs = self._encode_pairs(query, passages, length)
+        return np.array([self._session.run(None, _feed(e))[0].reshape(-1)[0] for e in encs], dtype=np.float32)
+
+
+def _meter(reranker: Any, total: list[float]) -> None:
+    """Add the CPU seconds of every ``reranker.score`` call to ``total[0]``."""
+    inner = reranker.score
+
+    @functools.wraps(inner)
+    def score(*args: Any, **kwargs: Any) -> Any:
+        c = time.process_time()
+        try:
+            return inner(*args, **kwargs)
+        finally:
+            total[0] += time.process_time() - c
+
+    reranker.score = score
+
+
+def pct(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
+
+
+def found(index: Any, result: Any, case: Any) -> float:
+    """Share of the case's evidence items (doc id, section anchor) among the delivered hits."""
+    need = {(e.doc_id, e.anchor) for e in case.evidence}
+    got = {(index.rows[h.row].doc_id, index.rows[h.row].anchor) for h in result.hits}
+    return len(need & got) / len(need)
+
+
+def main(argv: list[str] | None = None) -> str:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--index", type=Path, default=ROOT / ".ragkit-cache" / "index-course")
+    parser.add_argument("--cases", type=Path, default=ROOT / "datasets" / "opscorpus" / "cases.jsonl")
+    parser.add_argument("--max-cases", type=int, default=None)
+    parser.add_argument("--latency-queries", type=int, default=40)
+    parser.add_argument("--deliver", type=int, default=FunnelSettings().deliver)
+    parser.add_argument("--serial-baseline", action="store_true",
+                        help="also time the former serial reranker (2 intra-op threads) at depth 30")
+    parser.add_argument("--result", type=Path, default=ROOT / "bench" / "results" / "rerank_cost.md")
+    args = parser.parse_args(argv)
+    index = Index.load(args.index)
+    reranker = get_reranker()
+    funnel = Funnel(index, reranker=reranker)
+    cases = [c for c in load_cases(args.cases) if c.answerable][: args.max_cases]
+    funnel.search("warm up", deliver=1)
+    calls = [(c.task, Scope(c.caller.tenant, c.caller.groups), snapshot_filters(c.as_of)) for c in cases]
+    options = list(OPTIONS)
+    quality: dict[str, tuple[float, float]] = {}
+    for label, over in options:
+        shares = [found(index, funnel.search(task, scope=sc, filters=fl, deliver=args.deliver, **over), case)
+                  for (task, sc, fl), case in zip(calls, cases, strict=True)]
+        quality[label] = (sum(s == 1.0 for s in shares) / len(shares), sum(shares) / len(shares))
+        print(label, quality[label], flush=True)
+    timed = list(options)
+    funnels = {label: funnel for label, _ in options}
+    if args.serial_baseline:
+        label = "depth 30, 256 tok, serial 2-thread (before)"
+        timed.append((label, {"rerank_depth": 30, "rerank_tokens": 256}))
+        funnels[label] = Funnel(index, reranker=SerialReranker(reranker, threads=2))
+        quality[label] = quality["depth 30, 256 tok"]
+    ms: dict[str, list[float]] = {label: [] for label, _ in timed}
+    cpu: dict[str, list[float]] = {label: [] for label, _ in timed}
+    est_ms: dict[str, list[float]] = {label: [] for label, _ in timed}
+    rerank_cpu = [0.0]
+    for f in {id(f): f for f in funnels.values()}.values():
+        _meter(f.reranker, rerank_cpu)
+    units: dict[str, list[int]] = {label: [] for label, _ in timed}
+    for i, (task, sc, fl) in enumerate(calls[: args.latency_queries]):
+        for j in range(len(timed)):
+            label, over = timed[(i + j) % len(timed)]  # rotate so no option always runs first
+            if reranker.cache is not None:
+                reranker.cache.clear()
+            rerank_cpu[0] = 0.0
+            t, c = time.perf_counter(), time.process_time()
+            result = funnels[label].search(task, scope=sc, filters=fl, deliver=args.deliver, **over)
+            ms[label].append((time.perf_counter() - t) * 1000)
+            cpu[label].append((time.process_time() - c) * 1000)
+            # the rerank stage runs on two workers, the rest on one thread
+            est_ms[label].append(cpu[label][-1] - rerank_cpu[0] * 1000 / 2)
+            rerank_cpu[0] = 0.0
+            units[label].append(result.trace.tokens["reranker_units"])
+    lines = [f"| option | case recall@{args.deliver} (set) | item recall | funnel p50 ms (wall) | p95 ms "
+             "| CPU ms p50 | est. p50 ms on 2 idle cores | rerank units p50 |",
+             "|---|---|---|---|---|---|---|---|"]
+    for label, _ in timed:
+        s, it = quality[label]
+        if not ms[label]:
+            lines.append(f"| {label} | {s:.3f} | {it:.3f} | - | - | - | - | - |")
+            continue
+        c50 = statistics.median(cpu[label])
+        est = statistics.median(est_ms[label])
+        lines.append(f"| {label} | {s:.3f} | {it:.3f} | {statistics.median(ms[label]):.0f} | "
+                     f"{pct(ms[label], 0.95):.0f} | {c50:.0f} | {est:.0f} | "
+                     f"{statistics.median(units[label]):.0f} |")
+    cmd = "python bench/rerank_cost.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    text = (f"# The reranker's cost and value on the course corpus\n\nIndex `{args.index.name}` "
+            f"({len(index.rows)} chunks, embedder {index.manifest.get('embedder', {}).get('name')}); "
+            f"{len(cases)} answerable cases for quality, the first {min(len(calls), args.latency_queries)} "
+            f"for latency (score cache cleared before every call); {workers()} ONNX worker(s) on "
+            f"{os.cpu_count()} CPUs.\n\n" + "\n".join(lines)
+            + f"\n\nProduced by `{cmd.strip()}` on {dt.date.today().isoformat()}. The machine was shared "
+            f"with other jobs (load average {os.getloadavg()[0]:.0f} on 2 cores at the end), so wall times "
+            "are inflated and noisy: compare rows of this run, not runs. CPU ms is the process's CPU time "
+            "per call (all threads); the 2-idle-core estimate is the call's CPU ms with the rerank stage's "
+            "CPU halved (its two ONNX workers run side by side on two cores; the other stages use one).\n")
+    args.result.parent.mkdir(parents=True, exist_ok=True)
+    args.result.write_text(text)
+    print(text)
+    return text
+
+
+if __name__ == "__main__":
+    main()
