@@ -63,6 +63,52 @@ class CachedToolbox:
         return copy.deepcopy(self.cache[key])
 
 
+class SnapshotToolbox:
+    """Fallback while ``Toolbox`` takes no default ``filters``: the snapshot at ``as_of`` enforced outside.
+
+    Searches get ``published_before``; read and related documents published later are dropped.
+    """
+
+    def __init__(self, inner: Any, as_of: Any):
+        self.inner, self.scope = inner, inner.scope
+        self.cut = as_of + __import__("datetime").timedelta(seconds=1)
+
+    def _late(self, item: dict[str, Any]) -> bool:
+        from ragkit.records import parse_time
+
+        published = parse_time(item.get("published_at"))
+        return published is not None and published >= self.cut
+
+    def call(self, name: str, arguments: Any) -> dict[str, Any]:
+        args = dict(arguments)
+        if name == "search_knowledge":
+            cut = self.cut.isoformat()
+            if not args.get("published_before") or str(args["published_before"]) > cut:
+                args["published_before"] = cut
+            return self.inner.call(name, args)
+        response = self.inner.call(name, args)
+        if name == "retrieve_documents" and response.get("ok"):
+            response["documents"] = [d for d in response["documents"] if not self._late(d)]
+            if not response["documents"]:
+                response = {"tool": name, "ok": False, "notices": [], "tokens": 20, "trace": {},
+                            "error": {"code": "unknown_id", "message": "no document is available to you"}}
+        if name == "related_documents" and response.get("ok"):
+            for key in ("links_to", "linked_from", "supersedes", "superseded_by"):
+                response[key] = [d for d in response.get(key, []) if not self._late(d)]
+        return response
+
+
+def make_toolbox(index: Any, case: Any, funnel: Any) -> Any:
+    """A Toolbox bound to the case's caller and to the snapshot at its as_of."""
+    from ragkit.tools import Toolbox
+
+    scope = Scope(case.caller.tenant, case.caller.groups)
+    try:
+        return Toolbox(index, scope, funnel=funnel, filters=snapshot_filters(case.as_of))
+    except TypeError:
+        return SnapshotToolbox(Toolbox(index, scope, funnel=funnel), case.as_of)
+
+
 def tool_seconds(result: Any) -> float:
     """Seconds per task: each tool call's own time (cached repeats count their first run) + the rest."""
     tools = (
@@ -235,7 +281,6 @@ def main() -> None:
 
     from ragkit.course import course_index
     from ragkit.funnel import Funnel
-    from ragkit.tools import Toolbox
 
     cases = load_cases(ROOT / "datasets" / "opscorpus" / "cases.jsonl")
     split = {c.id: ("dev" if i % 2 == 0 else "heldout") for i, c in enumerate(cases)}
@@ -254,12 +299,7 @@ def main() -> None:
     rows: dict[str, list[dict[str, Any]]] = {p: [] for p in placements}
     t0 = time.perf_counter()
     for n, case in enumerate(cases, 1):
-        inner = Toolbox(
-            index,
-            Scope(case.caller.tenant, case.caller.groups),
-            funnel=funnel,
-            filters=snapshot_filters(case.as_of),
-        )
+        inner = make_toolbox(index, case, funnel)
         box = CachedToolbox(inner, {})
         for placement in placements:
             result = Agent(box, placement=placement).run(case.task, as_of=case.as_of.isoformat())

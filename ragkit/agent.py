@@ -58,6 +58,7 @@ __all__ = [
     "AgentResult",
     "Agent",
     "Policy",
+    "ask_offline",
     "PolicyRun",
 ]
 
@@ -627,3 +628,33 @@ def _first_value(kind: str, text: str) -> str | None:
         return normalise_value(kind, text)
     except ValidationError:
         return None
+
+
+def ask_offline(
+    index: Any,
+    task: str,
+    *,
+    tenant: str = "*",
+    groups: Any = (),
+    as_of: object = None,
+    placement: str = "hybrid",
+    policy: Any = None,
+    max_searches: int = 6,
+) -> AgentResult:
+    """Answer ``task`` over ``index`` as a caller (tenant and groups), seeing what was published by ``as_of``.
+
+    The entry point of ``ragkit ask`` when no LLM is configured: a :class:`~ragkit.tools.Toolbox`
+    bound to the caller and to the snapshot at ``as_of`` (all documents when ``as_of`` is None),
+    and an :class:`Agent` with the offline policy (or ``policy``).
+    """
+    from ragkit.evaluation import snapshot_filters
+    from ragkit.scope import Scope
+    from ragkit.tools import Toolbox
+
+    moment = parse_time(as_of, field_name="as_of")
+    scope = Scope(tenant, groups, all_groups=(tenant == "*" and not groups))
+    kwargs: dict[str, Any] = {}
+    if moment is not None:
+        kwargs["filters"] = snapshot_filters(moment)
+    box = Toolbox(index, scope, **kwargs)
+    return Agent(box, policy, placement=placement, max_searches=max_searches).run(task, as_of=as_of)

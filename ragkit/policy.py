@@ -26,9 +26,10 @@ The rules, in the order the loop meets them (CURRICULUM sections 1 and 7):
 5. **Sufficiency**: :func:`ragkit.resolution.resolve` over the counted evidence decides a
    value of the asked kind.
 6. **Contradiction search** once a value is decided: the condition of any conditional
-   source (``until cutover`` -> ``<tenant> cutover completed``), then the same entity and
-   predicate with ``superseded exception until effective revoked completed cutover``;
-   then resolve again.
+   source (``until cutover`` -> ``<tenant> cutover completed``), then two narrow queries for
+   the same entity and predicate, one with ``exception until cutover``, one with
+   ``superseded revoked effective completed`` (CURRICULUM section 7's words); then resolve
+   again, and check the condition of any conditional source the new evidence brought.
 7. **Answer** with the resolved value first and the decisive sentence quoted, cited
    ``[doc_id#anchor]``; or **abstain**, saying what was searched, what was found, what
    is missing or which sources conflict, and what to confirm.
@@ -66,6 +67,25 @@ _HOP_CUES = re.compile(
 )
 
 
+# the task asks for a cause: the answer must be a sentence that states one
+_CAUSE_ASK = re.compile(
+    r"\b(why|cause[sd]?|explanation|explains?|reason|gone wrong|went wrong|go wrong|what made|behind)\b",
+    re.IGNORECASE,
+)
+# English markers of a stated cause (a finding, not a symptom)
+_CAUSAL = re.compile(
+    r"\b(root cause|because|caused by|due to|as a result|the cause|the reason|short version|turned out|"
+    r"traced (?:it|this|the \w+) to|the problem was|the issue was|found it)\b",
+    re.IGNORECASE,
+)
+#: Task words that say nothing about *what* is asked (they never count as coverage).
+GENERIC = frozenset(
+    "applies apply applied use used uses value set sets caused cause causes explanation underlying problem "
+    "issue wrong gone went happened made reported told side back current currently what which stand "
+    "according engineering explains explain come came showed logs following follow".split()
+)
+
+
 @dataclass
 class Judgement:
     """The policy's reading of the evidence so far."""
@@ -90,6 +110,9 @@ class OfflineRun:
     related_done: set[str] = field(default_factory=set)
     tried: set[str] = field(default_factory=set)  # names of variants already issued
     contradiction: int = 0
+    conditions_checked: set[str] = field(default_factory=set)
+    searched_ids: set[str] = field(default_factory=set)
+    cause: bool = False  # the task asks for a cause
     linked: set[str] = field(default_factory=set)  # doc ids reached through a link
 
     # -- the loop's three questions ---------------------------------------------------------
@@ -110,6 +133,9 @@ class OfflineRun:
             return Action("search", self._search_args(self.frame.task), "first query: the task")
         judgement = self.judge(state)
         if judgement.decided:
+            action = self._onward(state, judgement)
+            if action is not None:
+                return action
             action = self._contradiction(state, judgement)
             if action is not None:
                 return action
@@ -125,7 +151,7 @@ class OfflineRun:
             return Action(
                 "answer",
                 {
-                    "answer": answer_text(judgement.record, judgement.counted),
+                    "answer": answer_text(judgement.record, judgement.counted, cause=self.cause),
                     "value": judgement.record.decision.value,
                 },
                 why,
@@ -142,16 +168,20 @@ class OfflineRun:
         counted: list[EvidenceUse] = []
         aside: list[tuple[EvidenceUse, str]] = []
         for use in state.evidence.values():
-            reason = self._why_not(use, state)
+            # the pipeline has no judging step: its one page goes to the reader as delivered
+            reason = None if state.placement == "pipeline" else self._why_not(use, state)
             if reason is None:
                 counted.append(use)
             else:
                 aside.append((use, reason))
-        record = resolve(state.task, [u.evidence for u in counted], as_of=state.as_of, caller=state.caller)
+        pool = list(counted)
+        if self.cause:
+            # a cause question is answered by a passage that states a cause, not by the symptom
+            pool = [u for u in counted if _CAUSAL.search(str(u.item.get("text", "")))]
+        record = resolve(state.task, [u.evidence for u in pool], as_of=state.as_of, caller=state.caller)
         # the decisive passage must name what the task qualifies the question with (CHF, EUR, a
         # surname): otherwise it states a neighbouring fact; set it aside and resolve again
-        pool = list(counted)
-        for _ in range(3):
+        for _ in range(4):
             if record.decision is None:
                 break
             found = next((u for u in pool if u.citation == record.decision.citation), None)
@@ -212,9 +242,15 @@ class OfflineRun:
         return None
 
     def _uncovered(self, use: EvidenceUse) -> list[str]:
-        """Qualifiers of the task (codes such as CHF, and names) the passage does not mention."""
+        """What the task names that the passage does not: codes (CHF), names, and, unless the
+        passage names the task's identifiers, every content word of the ask (it must share one)."""
         hay = " ".join([str(use.item.get("text", "")), str(use.item.get("title", ""))]).lower()
-        return [q for q in (*self.frame.qualifiers, *self.frame.names) if q.lower() not in hay]
+        lacking = [q for q in (*self.frame.qualifiers, *self.frame.names) if q.lower() not in hay]
+        anchored = any(a in hay for a in self.anchors)
+        focus = [w for w in self.frame.predicate if w not in GENERIC and len(w) > 2]
+        if focus and not anchored and not any(w[:5] in hay for w in focus):
+            lacking.append("any of: " + ", ".join(focus))
+        return lacking
 
     def _missing(self, record: Any, counted: Sequence[EvidenceUse]) -> str:
         if record.status == "conflict":
@@ -230,6 +266,34 @@ class OfflineRun:
             args["valid_at"] = self.frame.valid_at
         args.update({k: v for k, v in extra.items() if v is not None})
         return args
+
+    def _onward(self, state: AgentState, judgement: Judgement) -> Action | None:
+        """The decisive sentence points at another record ("goes out with RO-8755"): read it first."""
+        decision = judgement.record.decision
+        quote = str(getattr(decision, "quote", ""))
+        if not _HOP_CUES.search(quote):
+            return None
+        return self._lead(state, quote, str(decision.citation))
+
+    def _lead(self, state: AgentState, text: str, source: str) -> Action | None:
+        """Search (or read, for a document id) one identifier named in ``text`` not yet followed."""
+        task_ids = {i.lower() for i in self.frame.identifiers}
+        have = {str(u.item.get("doc_id")).lower() for u in state.evidence.values()}
+        for ident, kind in find_identifiers(text):
+            low = ident.lower()
+            if kind not in ("key", "commit", "docref") or low in task_ids or low in self.followed:
+                continue
+            if low in have:
+                continue
+            self.followed.add(low)
+            self.anchors.add(low)
+            if kind == "docref":
+                self.linked.add(ident)
+                return Action("fetch", {"ids": [ident]}, f"read {ident}, named in {source}")
+            if state.searches_left <= 0:
+                return None
+            return Action("search", {"query": ident, "k": 8}, f"follow {ident}, named in {source}")
+        return None
 
     def _follow(self, state: AgentState, judgement: Judgement) -> Action | None:
         """Links and identifiers named by counted evidence (ticket -> comment -> rollout -> policy)."""
@@ -249,25 +313,25 @@ class OfflineRun:
             if use.item.get("source_type") == "ticket" and doc_id not in self.related_done:
                 self.related_done.add(doc_id)
                 return Action("related", {"doc_id": doc_id}, "list what links to the ticket (its comments)")
-        if state.searches_left <= 0:
-            return None
-        task_ids = {i.lower() for i in self.frame.identifiers}
         for use in judgement.counted:
             text = str(use.item.get("text", ""))
             for sentence in re.split(r"(?<=[.!?])\s+|\n", text):
-                if not _HOP_CUES.search(sentence):
-                    continue
-                for ident, kind in find_identifiers(sentence):
+                if _HOP_CUES.search(sentence):
+                    action = self._lead(state, sentence, use.citation)
+                    if action is not None:
+                        return action
+        # a ticket about the task: its comments carry its key in their titles
+        for use in judgement.counted:
+            title = str(use.item.get("title", ""))
+            if use.item.get("source_type") in ("ticket", "postmortem") and state.searches_left > 0:
+                for ident, kind in find_identifiers(title):
                     low = ident.lower()
-                    if kind not in ("key", "commit") or low in task_ids or low in self.followed:
-                        continue
-                    if low in {str(u.item.get("doc_id")).lower() for u in state.evidence.values()}:
-                        continue
-                    self.followed.add(low)
-                    self.anchors.add(low)
-                    return Action(
-                        "search", {"query": ident, "k": self.k}, f"follow {ident}, named in {use.citation}"
-                    )
+                    if kind == "key" and low not in self.followed and low not in self.searched_ids:
+                        self.followed.add(low)
+                        self.anchors.add(low)
+                        return Action(
+                            "search", {"query": ident, "k": 8}, f"read the thread of {ident} ({use.citation})"
+                        )
         return None
 
     def _variant(self, state: AgentState, judgement: Judgement) -> Action | None:
@@ -293,9 +357,10 @@ class OfflineRun:
         if name == "task":
             return Action("search", self._search_args(f.task), "the task as written")
         if name == "identifiers" and f.identifiers:
+            self.searched_ids.update(i.lower() for i in f.identifiers)
             return Action(
                 "search",
-                {"query": " ".join(f.identifiers), "k": self.k},
+                {"query": " ".join(f.identifiers), "k": 8},
                 "identifiers alone (no semantic neighbourhood: BM25 finds them exactly)",
             )
         if name == "keywords" and len(f.words) > 1:
@@ -333,42 +398,56 @@ class OfflineRun:
         return None
 
     def _contradiction(self, state: AgentState, judgement: Judgement) -> Action | None:
-        if state.searches_left <= 0 or self.contradiction >= 2:
+        """Narrow searches for what would overturn the decided value (CURRICULUM section 7).
+
+        First, the condition of any conditional source among the evidence (``until cutover``
+        -> ``<tenant> cutover completed``); then the entity and predicate with words that mark
+        exceptions, and with words that mark supersession. Each runs once.
+        """
+        if state.searches_left <= 0:
             return None
         f = self.frame
-        entity = " ".join(
-            [
-                *([state.tenant] if f.tenant_named and state.tenant not in ("*", "") else []),
-                *f.identifiers,
-                *f.names,
-            ]
+        entity = [
+            *([state.tenant] if f.tenant_named and state.tenant not in ("*", "") else []),
+            *f.identifiers,
+            *f.names,
+            *f.qualifiers,
+        ]
+        for use in judgement.counted:
+            for condition in use.item.get("conditions") or []:
+                if condition in self.conditions_checked:
+                    continue
+                self.conditions_checked.add(condition)
+                words = [
+                    w
+                    for w in re.findall(r"[A-Za-z]+", str(condition))
+                    if w.lower() not in ("until", "unless", "while", "after", "before", "for", "the")
+                ]
+                if words:
+                    owner = str(use.item.get("tenant") or "")
+                    who = [owner] if owner and owner != "global" else entity[:1]
+                    query = " ".join([*who, *words, "completed"])
+                    return Action(
+                        "search",
+                        {"query": query, "k": self.k},
+                        f"contradiction: is the condition '{condition}' of {use.citation} met?",
+                    )
+        if self.contradiction >= 2:
+            return None
+        decision = judgement.record.decision
+        quote = str(getattr(decision, "quote", "")).lower()
+        focus = [w for w in f.predicate if w in quote and w not in {e.lower() for e in entity}][:2]
+        focus = focus or [w for w in f.predicate if w not in {e.lower() for e in entity}][:2]
+        terms = (("exception", "until", "cutover"), ("superseded", "revoked", "effective", "completed"))[
+            self.contradiction
+        ]
+        self.contradiction += 1
+        query = " ".join(dict.fromkeys([*entity, *focus, *terms]))
+        return Action(
+            "search",
+            {"query": query, "k": self.k},
+            "contradiction search: same entity and predicate, " + ", ".join(terms),
         )
-        if self.contradiction == 0:
-            self.contradiction = 1
-            for use in judgement.counted:
-                for condition in use.item.get("conditions") or []:
-                    words = [
-                        w
-                        for w in re.findall(r"[A-Za-z]+", str(condition))
-                        if w.lower() not in ("until", "unless", "while", "after", "before")
-                    ]
-                    if words:
-                        query = f"{entity} {' '.join(words)} completed".strip()
-                        return Action(
-                            "search",
-                            {"query": query, "k": self.k},
-                            f"contradiction: is the condition '{condition}' of {use.citation} met?",
-                        )
-        if self.contradiction == 1:
-            self.contradiction = 2
-            predicate = " ".join(f.predicate[:4])
-            query = f"{entity} {predicate} {' '.join(CONTRADICTION_TERMS)}".strip()
-            return Action(
-                "search",
-                {"query": query, "k": self.k},
-                "contradiction search: same entity and predicate, words that overturn a value",
-            )
-        return None
 
 
 class OfflinePolicy:
@@ -388,6 +467,7 @@ class OfflinePolicy:
 
         frame = parse_task(state.task, tenant=state.tenant, as_of=state.as_of)
         return OfflineRun(
+            cause=asked_kind(state.task) == "text" and bool(_CAUSE_ASK.search(state.task)),
             frame=frame,
             asked=asked_kind(state.task),
             k=self.k,
@@ -416,13 +496,22 @@ def cite_each(text: str, citation: str) -> str:
     return " ".join(out)
 
 
-def answer_text(record: Any, counted: Sequence[EvidenceUse] = ()) -> str:
+def answer_text(record: Any, counted: Sequence[EvidenceUse] = (), *, cause: bool = False) -> str:
     """The answer: the resolved value first, then the decisive passage quoted, each cited.
 
-    For free-text and status answers the quote is the decisive sentence with its neighbours
-    (the passage that states the cause), at most about 80 words.
+    For a cause question the answer is the sentence of the decisive passage that states the
+    cause; for other free-text and status answers the quote is the decisive sentence's
+    paragraph (at most about 100 words).
     """
     d = record.decision
+    if cause:
+        use = next((u for u in counted if u.citation == d.citation), None)
+        text = str(use.item.get("text", "")) if use is not None else ""
+        from ragkit.values import sentence_spans
+
+        for a, b in sentence_spans(text):
+            if _CAUSAL.search(text[a:b]):
+                return cite_each(text[a:b], d.citation)
     quote = " ".join(str(d.quote).split())
     surface = " ".join(str(d.surface).split())
     head = cite_each(surface, d.citation)

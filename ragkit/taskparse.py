@@ -100,6 +100,7 @@ _ID_PATTERNS: Sequence[tuple[str, re.Pattern[str]]] = (
     ("key", re.compile(r"\b[A-Z][A-Z0-9]{0,7}-\d{2,}(?:-[A-Z0-9]+)*\b")),  # OPS-3318, E-4471, RO-7719
     ("account", re.compile(r"\b[a-z][a-z]{2,}-\d{1,}\b")),  # acme-9, globex-11271
     ("function", re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")),  # reconcile_settlement
+    ("docref", re.compile(r"\b[a-z][a-z0-9]*(?:-[a-z0-9]+)*-v\d+\b")),  # pol-idempotency-v2, runbook-v2
     ("version", re.compile(r"\b\d+\.\d+\.\d+\b")),  # 3.9.4
     ("commit", re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b")),  # a41c9e2
     ("code", re.compile(r"`([^`\s]{3,})`")),  # anything in backticks

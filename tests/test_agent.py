@@ -57,7 +57,8 @@ SHELF = [
         "links": ["ops-11"],
         "conditions": [],
         "entities": ["acme"],
-        "text": "The settlement for 9 January ran twice after the scheduler failover. Fixed in RO-55.",
+        "text": "The totals are off because the settlement for 9 January ran twice after the scheduler failover. "
+        "Fixed in RO-55.",
     },
     {
         "doc_id": "ro-55",
@@ -374,3 +375,17 @@ def test_story_eur_cutoff_both_dates(course, as_of, expected):
     task = f"Which settlement cutoff applies to Acme's Monday EUR batch on {day} January 2026?"
     result = Agent(_box(course, "acme", as_of)).run(task, as_of=as_of)
     assert not result.abstained and result.value == expected, result.answer
+
+
+def test_demo_rescue_counts_only_delivered_sources():
+    import pandas as pd
+
+    from ragkit.demo import rescue
+
+    cols = ["chunk_id", "lexical_rank", "dense_rank", "fused_rank", "final_rank", "delivered"]
+    df = pd.DataFrame([("a#x~0", 1, None, 7, 9, False), ("b#y~0", 2, 5, 1, 1, True)], columns=cols)
+    for col in cols[1:5]:
+        df[col] = df[col].astype("Int64")
+    line = rescue(df, "bm25_rescue", "a#x")
+    assert "not delivered" in line and "rescued by BM25: no (RRF carried it to rank 7" in line
+    assert rescue(df, "bm25_rescue", "b#y").endswith("rescued by BM25: yes")
