@@ -347,9 +347,7 @@ def agent_runner(index: Any, placement: str = "pipeline", *, funnel_settings: An
     from ragkit.agent import Agent
     from ragkit.funnel import Funnel
     from ragkit.models import get_reranker
-    from ragkit.tools import Toolbox as _Toolbox
-
-    Toolbox: Any = _Toolbox
+    from ragkit.tools import Toolbox
 
     shared = reranker if reranker is not None else get_reranker()
     shared = getattr(index, "wrap_reranker", lambda r: r)(shared)
@@ -357,11 +355,8 @@ def agent_runner(index: Any, placement: str = "pipeline", *, funnel_settings: An
     def run(case: Any) -> Any:
         funnel = RecordingFunnel(Funnel(index, funnel_settings, reranker=shared))
         scope = Scope(case.caller.tenant, case.caller.groups)
-        kwargs: dict[str, Any] = {"funnel": funnel, "settings": tool_settings}
-        try:
-            box = Toolbox(index, scope, filters=snapshot_filters(case.as_of), **kwargs)
-        except TypeError:  # a Toolbox without default filters: the agent passes as_of itself
-            box = Toolbox(index, scope, **kwargs)
+        box = Toolbox(index, scope, funnel=funnel, settings=tool_settings,
+                      filters=snapshot_filters(case.as_of))
         agent = Agent(box, policy, placement=placement, max_searches=max_searches)
         result: Any = agent.run(case.task, as_of=case.as_of)
         try:
