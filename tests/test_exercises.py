@@ -480,3 +480,252 @@ def test_ex06_wrong_answers(change: str, replacement: str, words: str) -> None:
     exec(src.replace(change, replacement), ns)
     result = outcome(ex, ns)
     assert result.status == "failed" and words in result.message, result
+
+
+# ----------------------------------------------------------------------------- exercise 7
+
+
+@pytest.fixture(scope="module")
+def ex07_setup() -> dict[str, Any]:
+    """The exercise's own setup cell: it loads the course documents (a few seconds, no model)."""
+    ex = load(7)
+    ns: dict[str, Any] = {}
+    for cell in ex.CELLS:
+        if cell.role == "setup":
+            exec(render(cell.source, "solution"), ns)
+    return ns
+
+
+def ex07_source() -> str:
+    return "\n".join(render(c.source, "solution") for c in load(7).CELLS if c.role == "work")
+
+
+def test_ex07_three_ways(ex07_setup: dict[str, Any]) -> None:
+    ex = load(7)
+    assert outcome(ex, run_work(ex, "student", dict(ex07_setup))).status == "not_attempted"
+    good = outcome(ex, run_work(ex, "solution", dict(ex07_setup)))
+    assert good.passed, good.message
+
+
+@pytest.mark.parametrize(
+    ("change", "replacement", "words"),
+    [
+        # trusting the current rule over a still-open exception
+        ('"expected": "16:00"},', '"expected": "15:00"},', "does not resolve to the value you expected"),
+        # no conditional exception anywhere: keep only the policy-chain case, asked on three dates
+        (
+            "conflict_cases = [",
+            'conflict_cases = [{**c0, "question": c0["question"].replace("10 August", d)} '
+            'for d in ("10 August", "11 August", "12 August")] or [',
+            "no conditional exception",
+        ),
+        # a guard that never looks at the decision itself
+        ("    if record.decision is None or not record.selected:\n        return False\n", "", "no decision"),
+        (
+            "if any(e.doc_id not in selected | rejected for e in evidence):",
+            "if False:",
+            "neither selected nor rejected",
+        ),
+        (
+            "return all(r.reason in REJECT_REASONS and r.because.strip() for r in record.rejected)",
+            "return True",
+            "without a reason",
+        ),
+    ],
+)
+def test_ex07_wrong_answers(
+    ex07_setup: dict[str, Any], change: str, replacement: str, words: str | None
+) -> None:
+    ex = load(7)
+    src = ex07_source()
+    assert change in src
+    if not replacement:  # the decision check goes, and so does the line that reads the decision
+        src = src.replace("if record.decision.doc_id not in selected:", "if False:")
+    ns = dict(ex07_setup)
+    if "c0" in replacement:
+        ns["c0"] = {
+            "question": "What is the chargeback representment window on 10 August 2026?",
+            "as_of": "2026-08-10",
+            "caller": ns["Scope"]("acme", ["ops"]),
+            "expected": "18 days",
+            "evidence": [
+                ns["evidence"]("pol-chargeback-window-v2", "representment-window"),
+                ns["evidence"]("pol-chargeback-window-v3", "representment-window"),
+            ],
+        }
+    exec(src.replace(change, replacement), ns)
+    result = outcome(ex, ns)
+    assert result.status == "failed", result
+    if words:
+        assert words in result.message, result
+
+
+def test_ex07_single_source_case_is_no_conflict(ex07_setup: dict[str, Any]) -> None:
+    ex = load(7)
+    ns = run_work(ex, "solution", dict(ex07_setup))
+    ns["conflict_cases"][0] = {**ns["conflict_cases"][0], "evidence": ns["conflict_cases"][0]["evidence"][1:]}
+    result = outcome(ex, ns)
+    assert result.status == "failed" and "at least two sources" in result.message
+
+
+# ----------------------------------------------------------------------------- exercise 4
+
+
+@pytest.fixture(scope="module")
+def corpus_docs() -> Any:
+    from ragkit.course import course_documents
+
+    return course_documents()[0]
+
+
+def fake_agent_results(answered: set[str]) -> Any:
+    """Stand-in for the reference agent (slow; it runs in the solution notebook): abstains unless told."""
+
+    def ask(question: dict[str, Any]) -> Any:
+        if question["task"] in answered:
+            return SimpleNamespace(
+                task=question["task"],
+                abstained=False,
+                value="2026-01-26",
+                answer="2026-01-26 [ro-2458#result]",
+            )
+        return SimpleNamespace(
+            task=question["task"], abstained=True, value=None, answer="I could not find it. Searched: ..."
+        )
+
+    return ask
+
+
+def ex04_namespace(corpus_docs: Any) -> dict[str, Any]:
+    hooli = "On which date was Hooli's cutover to settlement platform v3 completed?"
+    return {"docs": corpus_docs, "ex": load(4), "ask": fake_agent_results({hooli})}
+
+
+def ex04_source() -> str:
+    return "\n".join(render(c.source, "solution") for c in load(4).CELLS if c.role == "work")
+
+
+def test_ex04_three_ways(corpus_docs: Any) -> None:
+    ex = load(4)
+    assert outcome(ex, run_work(ex, "student", ex04_namespace(corpus_docs))).status == "not_attempted"
+    good = outcome(ex, run_work(ex, "solution", ex04_namespace(corpus_docs)))
+    assert good.passed, good.message
+    assert (
+        "abstained on 4/5 (honesty 80.0%)" in good.message and "(false-assertion rate 20.0%)" in good.message
+    )
+
+
+@pytest.mark.parametrize(
+    ("change", "replacement", "words"),
+    [
+        # asked after the rollout record was published: the corpus answers it
+        (
+            '"tenant": "hooli", "groups": ["ops"], "as_of": "2026-01-20"',
+            '"tenant": "hooli", "groups": ["ops"], "as_of": "2026-02-01"',
+            "is answerable",
+        ),
+        # the caller may read the reserve terms when in the risk group
+        (
+            '"tenant": "globex", "groups": ["ops"]',
+            '"tenant": "globex", "groups": ["ops", "risk"]',
+            "is answerable",
+        ),
+        # nothing near it: a question about nothing tests nothing
+        (
+            "What is the settlement cutoff for Acme's CHF batches?",
+            "How tall is the zorblax quantum lighthouse?",
+            "near-evidence",
+        ),
+        (
+            "honesty_rate = sum(r.abstained for r in results) / len(results)",
+            "honesty_rate = sum(not r.answer for r in results) / len(results)",
+            "*abstained*",
+        ),
+    ],
+)
+def test_ex04_wrong_answers(corpus_docs: Any, change: str, replacement: str, words: str) -> None:
+    ex = load(4)
+    src = ex04_source()
+    assert change in src
+    ns = ex04_namespace(corpus_docs)
+    exec(src.replace(change, replacement), ns)
+    result = outcome(ex, ns)
+    assert result.status == "failed" and words in result.message, result
+
+
+# ----------------------------------------------------------------------------- exercise 8
+
+
+def ex08_namespace() -> dict[str, Any]:
+    """Six cases; a stand-in agent (the real one runs in the solution notebook) honours the view's hidden
+    documents: it stays confident on c01 (a support source states the same value) and on c04 (it asserts
+    another value), and abstains elsewhere."""
+    cases = [case(i, f"d{i}", extra_docs=(f"s{i}",)) for i in range(6)]
+
+    def run_agent(view: Any, c: Any) -> Any:
+        hidden = set(getattr(view, "hidden", ()))
+        delivered = [SimpleNamespace(doc_id=d) for d in c.required_doc_ids if d not in hidden]
+        if c.id in ("c01", "c04"):
+            record = SimpleNamespace(status="decided")
+            value = "answer" if c.id == "c01" else "something else"
+            return SimpleNamespace(
+                abstained=False, record=record, value=value, answer=value, delivered=delivered
+            )
+        status = "insufficient" if c.id == "c02" else "decided"
+        abstained = c.id != "c02"  # c02: the record is insufficient but the answer text hedges
+        return SimpleNamespace(
+            abstained=abstained,
+            record=SimpleNamespace(status=status),
+            value=None,
+            answer="hedged" if not abstained else "",
+            delivered=delivered,
+        )
+
+    return {
+        "cases": cases,
+        "index": SimpleNamespace(hidden=()),
+        "run_agent": run_agent,
+        "IndexView": lambda index, hidden: SimpleNamespace(hidden=tuple(hidden)),
+    }
+
+
+def test_ex08_three_ways() -> None:
+    ex = load(8)
+    assert outcome(ex, run_work(ex, "student", ex08_namespace())).status == "not_attempted"
+    good = outcome(ex, run_work(ex, "solution", ex08_namespace()))
+    assert good.passed, good.message
+    assert (
+        "uncertain on 4 of 6; it stayed confident on 2 (c01, c04), 1 of them with the original value"
+        in good.message
+    )
+
+
+@pytest.mark.parametrize(
+    ("change", "replacement", "words"),
+    [
+        (
+            "removed[case.id] = case.decisive.doc_id",
+            'removed[case.id] = "runbook-v2"',
+            "not in its minimum evidence",
+        ),
+        ("view = IndexView(index, hidden=[removed[case.id]])", "view = index", "still delivered"),
+        (
+            'return bool(result.abstained or result.record is None or result.record.status != "decided")',
+            "return bool(result.abstained)",
+            "'insufficient'",
+        ),
+        (
+            'return bool(result.abstained or result.record is None or result.record.status != "decided")',
+            "return not result.answer",
+            "an abstention",
+        ),
+    ],
+)
+def test_ex08_wrong_answers(change: str, replacement: str, words: str) -> None:
+    ex = load(8)
+    src = "\n".join(render(c.source, "solution") for c in ex.CELLS if c.role == "work")
+    assert change in src
+    ns = ex08_namespace()
+    exec(src.replace(change, replacement), ns)
+    result = outcome(ex, ns)
+    assert result.status == "failed" and words in result.message, result

@@ -25,8 +25,11 @@ EXERCISES: dict[int, str] = {
     1: "ex01_failure_split",
     2: "ex02_hybrid_recall",
     3: "ex03_widths",
+    4: "ex04_honesty",
     5: "ex05_staleness",
     6: "ex06_trace_costs",
+    7: "ex07_conflicts",
+    8: "ex08_remove_source",
 }
 
 

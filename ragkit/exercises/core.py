@@ -52,6 +52,9 @@ class Blank:
     def __repr__(self) -> str:
         return "____"
 
+    def __format__(self, spec: str) -> str:
+        return "____"
+
     def __bool__(self) -> bool:
         return False
 

@@ -35,7 +35,7 @@ The two call for different fixes: no reranker can deliver what retrieval never f
 **Practises** CURRICULUM section 4 (rerank only when candidate recall is adequate) and
 section 12 (boundaries: enters candidates, survives rerank). About 25 minutes.
 
-**Your data.** 30 answerable evidence cases sampled from the course cases (a sample keeps the
+**Your data.** 20 answerable evidence cases sampled from the course cases (a sample keeps the
 run short; the whole set has 306). Each is searched as its own caller, over the documents
 published by its snapshot time, through the full funnel: BM25 + dense, RRF, cross-encoder,
 4 hits delivered. A case's *decisive* document (`case.decisive.doc_id`) is the one that states
@@ -52,7 +52,7 @@ from ragkit.scope import Scope
 
 index = course_index(progress=False)
 funnel = Funnel(index)
-cases = sample_cases(course_cases(), 30, seed=1, where=lambda c: c.answerable)
+cases = sample_cases(course_cases(), 20, seed=1, where=lambda c: c.answerable)
 results = {}
 for case in cases:  # one full funnel call per case (about a second each on a laptop)
     results[case.id] = funnel.search(case.task, scope=Scope(case.caller.tenant, case.caller.groups),
@@ -158,7 +158,7 @@ def _checker(
             "list of case ids."
         )
     if len(cases) < 20:
-        raise Failure(f"only {len(cases)} cases: a split over so few says little. Keep the 30 of the setup.")
+        raise Failure(f"only {len(cases)} cases: a split over so few says little. Keep the 20 of the setup.")
     want = truth(cases, results)
     yours = {k: set(v) for k, v in split.items()}
     both = yours["retrieval"] & yours["reranking"]

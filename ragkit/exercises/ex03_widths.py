@@ -53,7 +53,7 @@ reader *can* answer?), **tokens per turn** (what the width puts into the context
 by habit) and section 5 (token-turns; calls per task `1 + p_insufficient x extra calls`).
 About 30 minutes.
 
-**Your data.** 30 answerable cases, each searched once through the full funnel delivering 8
+**Your data.** 20 answerable cases, each searched once through the full funnel delivering 8
 hits (expanded to their sections). Cutting those at width *w* gives exactly what a call with
 `deliver=w` would have delivered, so one reranking per case serves every width.
 
@@ -73,7 +73,7 @@ from ragkit.scope import Scope
 
 index = course_index(progress=False)
 funnel = Funnel(index)
-cases = sample_cases(course_cases(), 30, seed=3, where=lambda c: c.answerable)
+cases = sample_cases(course_cases(), 20, seed=3, where=lambda c: c.answerable)
 WIDTHS, RECOVERY_CALLS, CARRIED_TURNS = ex.WIDTHS, ex.RECOVERY_CALLS, ex.CARRIED_TURNS
 results = {c.id: funnel.search(c.task, scope=Scope(c.caller.tenant, c.caller.groups),
                                filters=snapshot_filters(c.as_of), deliver=max(WIDTHS))
@@ -218,8 +218,11 @@ def _checker(
     if isinstance(best_width, Blank):
         raise NotAttempted("`best_width` is still ____.")
     quality = {w: want[w]["answer_quality"] for w in WIDTHS}
-    allowed = [w for w in WIDTHS if quality[w] >= max(quality.values()) - QUALITY_SLACK - 1e-12]
-    cheapest = min(want[w]["token_turns_per_task"] for w in allowed)
+    floor = max(quality.values()) - QUALITY_SLACK
+    # a width exactly at the floor may fall either side in floating point: accept both readings
+    allowed = [w for w in WIDTHS if quality[w] >= floor - 1e-9]
+    strict = [w for w in WIDTHS if quality[w] >= floor + 1e-9] or allowed
+    cheapest = {min(group, key=lambda w: want[w]["token_turns_per_task"]) for group in (allowed, strict)}
     if best_width not in WIDTHS:
         raise Failure(f"best_width={best_width!r} is not one of the widths you measured {WIDTHS}.")
     if best_width not in allowed:
@@ -227,7 +230,7 @@ def _checker(
             f"width {best_width} loses more than {QUALITY_SLACK} of answer quality against the best "
             "width in your table: the rule keeps only widths near the best quality."
         )
-    if want[best_width]["token_turns_per_task"] > cheapest + 1e-9:
+    if best_width not in cheapest:
         raise Failure(
             f"width {best_width} is good enough but not the cheapest such width by token-turns per "
             "task: filter by quality first, then take the lowest token_turns_per_task."

@@ -37,7 +37,7 @@ one whose p95 is the largest multiple of its p50.
 **Practises** CURRICULUM section 5 (token-turns; "use p50 and p95, not means"; the four
 distributions to report). About 25 minutes.
 
-**Your data.** 20 answerable cases, each run as a small task loop: search; if the decisive
+**Your data.** 16 answerable cases, each run as a small task loop: search; if the decisive
 document was not delivered (an *oracle* judge that knows the answer, standing in for the
 agent's judgement), search again wider (100 candidates, 6 hits), then once more with BM25 only;
 at most three calls. Each call's `SearchTrace` holds `tokens["reranker_units"]` (tokens the
@@ -58,7 +58,7 @@ from ragkit.scope import Scope
 
 index = course_index(progress=False)
 funnel = Funnel(index)
-cases = sample_cases(course_cases(), 20, seed=6, where=lambda c: c.answerable)
+cases = sample_cases(course_cases(), 16, seed=6, where=lambda c: c.answerable)
 ATTEMPTS = [{}, {"candidates": 100, "deliver": 6}, {"retrievers": ("lexical",), "deliver": 6}]
 
 
