@@ -220,17 +220,19 @@ class Watcher:
         index = self.index
         problems: list[Skipped] = []
         new_docs: list[Document] = []
+        by_file: dict[Path, set[str]] = {}
+        for d in index.documents.values():
+            if d.envelope.source_path:
+                by_file.setdefault(Path(d.envelope.source_path).resolve(), set()).add(d.doc_id)
         stale_ids: set[str] = set()
         for path in changed + removed:
-            stale_ids |= {d.doc_id for d in index.documents.values()
-                          if d.envelope.source_path and _same_file(d.envelope.source_path, path)}
+            stale_ids |= by_file.get(path, set())
         for path in changed:
             try:
                 new_docs += load_file(path, root=self.folder)
             except LoadError as exc:
                 problems.append(Skipped(exc.path, str(exc), exc.line, exc.field))
-                stale_ids -= {d.doc_id for d in index.documents.values()  # keep what the file had
-                              if d.envelope.source_path and _same_file(d.envelope.source_path, path)}
+                stale_ids -= by_file.get(path, set())  # keep what the file had
         owners = {d.doc_id: d.envelope.source_path for d in index.documents.values()}
         accepted = []
         for doc in new_docs:
