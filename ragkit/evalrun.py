@@ -93,6 +93,12 @@ def run_eval(cases_path: str | Path, index: Any, *, placement: str = "pipeline",
         report.gates = check_gates(gate_list, report_figures(report))
         outcome.exit_code = 0 if report.gates.ok else 1
     if html:
+        try:
+            import matplotlib  # noqa: F401
+            import seaborn  # noqa: F401
+        except ImportError:
+            raise ValidationError("--html needs seaborn and matplotlib: pip install 'ragkit[course]'",
+                                  field="html") from None
         from ragkit.evalviz import html_report
 
         Path(html).write_text(html_report(report, title=f"ragkit eval: {Path(cases_path).name}, {placement}"),
