@@ -60,6 +60,13 @@ def run_eval(cases_path: str | Path, index: Any, *, placement: str = "pipeline",
     if placement not in PLACEMENTS:
         raise ValidationError(f"placement {placement!r}; use one of {PLACEMENTS}", field="placement")
     gate_list = load_gates(gates) if gates else None  # bad gates fail before any work
+    if html:
+        try:
+            import matplotlib  # noqa: F401
+            import seaborn  # noqa: F401
+        except ImportError:
+            raise ValidationError("--html needs seaborn and matplotlib: pip install 'ragkit[course]'",
+                                  field="html") from None
     errors: list[ValidationError] = []
     if strict:
         cases = load_cases(cases_path)
@@ -93,12 +100,6 @@ def run_eval(cases_path: str | Path, index: Any, *, placement: str = "pipeline",
         report.gates = check_gates(gate_list, report_figures(report))
         outcome.exit_code = 0 if report.gates.ok else 1
     if html:
-        try:
-            import matplotlib  # noqa: F401
-            import seaborn  # noqa: F401
-        except ImportError:
-            raise ValidationError("--html needs seaborn and matplotlib: pip install 'ragkit[course]'",
-                                  field="html") from None
         from ragkit.evalviz import html_report
 
         Path(html).write_text(html_report(report, title=f"ragkit eval: {Path(cases_path).name}, {placement}"),
