@@ -98,6 +98,26 @@ def main() -> int:
             "",
             agreement_table(others, list(TAGS)),
         ]
+        una = [c for c in cases if not c.answerable]
+        decided = [(c, r) for c in una if (r := resolve_case(c, docs)).status == "decided"]
+        lines += [
+            "",
+            f"Unanswerable cases ({len(una)}; evidence handed in = their near-evidence): resolve says "
+            f"insufficient or conflict on {len(una) - len(decided)}/{len(una)}; it decides a value (a false "
+            f"assertion if an agent passed it on) on {len(decided)}/{len(una)}:",
+            "",
+        ]
+        lines += [
+            f"- `{c.id}`: {c.task} -> {r.value!r} from `{r.decision.citation}`"
+            for c, r in decided
+            if r.decision is not None
+        ]
+        lines += [
+            "",
+            "Caveat: the question-reading rules (`ragkit.values.asked_forms`, the causal cues and identifier "
+            "shapes) were refined while looking at these bundled cases, so the tables above are not a "
+            "held-out measurement.",
+        ]
     text = "\n".join(lines) + "\n"
     if not args.all:
         Path(args.out).write_text(text, encoding="utf-8")

@@ -35,8 +35,13 @@ The rules, in order (each rejection names a reason of :data:`ragkit.cases.REJECT
    stated without a code, identifier or tenant the question names (``GBP cutoff 14:30`` for
    an EUR question), against another value that names it, is a ``neighbouring_fact``; so is
    a source about another tenant than the one the question names, and one that holds no
-   relevant value and leads nowhere (rule 9). Free-text questions (why, what caused) take the
-   best-matching sentence, preferring causal statements; sentences are not compared as values.
+   relevant value and leads nowhere (rule 9). A value in a sentence that names another code
+   (``| DKK | 10:30 |``) but none the question names (``CHF``) does not answer it. When no value
+   anywhere relates to the question's words, only values in sources that the question's
+   identifiers lead to (by links) count. Identifier questions keep identifiers of the asked
+   shape (:func:`ragkit.values.asked_id_shape`: a commit is a hash, a rollout a key).
+   Free-text questions (why, what caused) take the best-matching *causal* sentence (none:
+   insufficient); sentences are not compared as values.
 7. **conditions** (envelope ``conditions`` such as ``until cutover`` or ``for non-migrated
    tenants``): a later in-scope record of at least the same authority, for the same tenant,
    that states the event completed ("Cutover completed for acme") ends the condition ->
@@ -80,7 +85,16 @@ from ragkit.evidence import Evidence
 from ragkit.records import GLOBAL_TENANT, parse_time
 from ragkit.scope import Scope, validity
 from ragkit.untrusted import looks_like_instruction
-from ragkit.values import Value, asked_forms, asked_kind, read_values, sentence_at, sentence_spans
+from ragkit.values import (
+    Value,
+    asked_forms,
+    asked_id_shape,
+    asked_kind,
+    id_shape,
+    read_values,
+    sentence_at,
+    sentence_spans,
+)
 
 __all__ = [
     "Evidence",
@@ -144,11 +158,15 @@ _CAUSAL_Q = re.compile(
 )
 _CAUSE = re.compile(
     r"\broot cause\b|\bbecause\b|\bcaused\b|\bdue to\b|\bthat is (how|why)\b|"
-    r"\bwhich is (how|why)\b|\bthe reason\b|\bafter (a|the)\b",
+    r"\bwhich is (how|why)\b|\bthe reason\b|\bafter (a|the)\b|\bas a result\b|\bled to\b|"
+    r"\bresulted in\b|\bthe short version\b",
     re.IGNORECASE,
 )
 
 
+_CODE = re.compile(r"(?<![\w-])[A-Z]{3}(?![\w-])")
+#: Upper-case words that are not codes of things a question can be about (time zones, clock words).
+_NOT_CODES = {"UTC", "CET", "CEST", "GMT", "BST", "EST", "EDT", "PST", "PDT", "AM", "PM", "ISO", "API", "FAQ"}
 _ROOT_CAUSE = re.compile(r"\broot cause\b|\bthe cause (was|is)\b|\bcaused by\b", re.IGNORECASE)
 
 
@@ -184,6 +202,7 @@ class _Item:
     validity: str = "unknown"
     role: str = ""
     matched: frozenset[str] = frozenset()
+    off_code: bool = False
 
     @property
     def val(self) -> str:
@@ -255,6 +274,14 @@ def _context(text: str, position: int) -> str:
     return heading + "\n" + head
 
 
+def _names(item: _Item, ident: str) -> bool:
+    """Whether a source names an identifier: in its title, its text, or as a part of its doc id."""
+    env = item.ev.envelope
+    if _mentions(env.title + "\n" + item.ev.text, ident):
+        return True
+    return re.search(rf"(?<![a-z0-9]){re.escape(ident.lower())}(?![a-z0-9])", env.doc_id.lower()) is not None
+
+
 def _refers(a: _Item, b: _Item) -> bool:
     """Whether ``a`` points at ``b``: its links, ``b``'s doc id, or the key leading ``b``'s title."""
     if b.ev.doc_id in a.ev.envelope.links or _mentions(a.ev.text, b.ev.doc_id):
@@ -294,6 +321,7 @@ class _Resolver:
         self.forms = asked_forms(question)
         self.causal = bool(_CAUSAL_Q.search(question))
         self.kind = asked_kind(question)
+        self.shape = asked_id_shape(question) if "id" in self.forms else None
         seen: dict[str, _Item] = {}
         for e in evidence:
             seen.setdefault(e.citation, _Item(e))
@@ -307,6 +335,7 @@ class _Resolver:
         self.asked_tenants = {t for t in tenants if _mentions(question, t)}
         self.predicate = self.terms - {_stem(t) for t in tenants}
         self.ids = [v.surface for v in read_values(question, forms=("id",))]
+        self.codes = {c for c in re.findall(_CODE, question) if c not in _NOT_CODES}
         # what the question names: codes (EUR, GBP), identifiers, tenants; see the neighbouring-fact rule
         self.entities = set(re.findall(r"\b[A-Z]{2,5}\b", question)) | set(self.ids) | self.asked_tenants
 
@@ -386,9 +415,7 @@ class _Resolver:
         if period is None or not self.ids:
             return
         sharing = [
-            (i, i.ev.envelope.published_at)
-            for i in self.alive()
-            if any(_mentions(i.ev.envelope.title + "\n" + i.ev.text, x) for x in self.ids)
+            (i, i.ev.envelope.published_at) for i in self.alive() if any(_names(i, x) for x in self.ids)
         ]
         dated = [(i, w) for i, w in sharing if w is not None]
         inside = [i for i, w in dated if (w.year, w.month) == period]
@@ -517,6 +544,11 @@ class _Resolver:
             for v in values:
                 if self.forms and _mentions(self.question, v.surface):
                     continue  # a value the question itself names (its ticket, its date) is not the answer
+                if self.shape and v.form == "id" and id_shape(v.surface) != self.shape:
+                    continue  # "which commit" is answered by a hash, not by an account or a ticket key
+                if self.codes and not self._about_asked_code(text, v.start):
+                    it.off_code = True
+                    continue  # "| DKK | 10:30 |" does not answer a question about CHF
                 a, b = sentence_at(text, v.start) if self.forms else (v.start, v.end)
                 sentence = text[a:b]
                 if sentence.lstrip().startswith("#"):
@@ -531,8 +563,10 @@ class _Resolver:
                     {"@condition"} if conditional else set()
                 )
                 score += sum(1 for x in self.ids if x != v.surface and _mentions(sentence, x))
-                if not self.forms and self.causal and _CAUSE.search(sentence):
-                    score += 2  # a why-question is answered by a causal statement
+                if not self.forms and self.causal and not _CAUSE.search(sentence):
+                    continue  # a why-question is answered by a causal statement, or not at all
+                if not self.forms and self.causal:
+                    score += 2
                     if _ROOT_CAUSE.search(sentence):
                         score += 2  # and best by the one that says it is the root cause
                 if best is None or score > best[0]:
@@ -541,9 +575,37 @@ class _Resolver:
                 it.score, it.value, it.matched = best
         holders = [i for i in self.alive() if i.value is not None]
         if any(i.score > 0 for i in holders):
-            for i in holders:
-                if i.score <= 0:
-                    i.value = None
+            keep = {id(i) for i in holders if i.score > 0}
+        else:
+            # nothing relates to the question's words: only values in sources the question's
+            # identifiers lead to ("follow OPS-1891 to the policy: what limit does it set?") count
+            keep = {id(i) for i in self._linked_from_named()}
+        for i in holders:
+            if id(i) not in keep:
+                i.value = None
+
+    def _linked_from_named(self) -> list[_Item]:
+        """Sources reached by links from a source that names one of the question's identifiers."""
+        alive = self.alive()
+        frontier = [i for i in alive if any(_names(i, x) for x in self.ids)]
+        seen = {id(i) for i in frontier}
+        reached: list[_Item] = []
+        while frontier:
+            cur = frontier.pop()
+            for nxt in alive:
+                if id(nxt) not in seen and _refers(cur, nxt):
+                    seen.add(id(nxt))
+                    reached.append(nxt)
+                    frontier.append(nxt)
+        return reached
+
+    def _about_asked_code(self, text: str, position: int) -> bool:
+        """False when the value's sentence (with its heading and table header) names another code
+        (``DKK``) but none the question names (``CHF``); True otherwise."""
+        a, b = sentence_at(text, position)
+        situated = text[a:b] + "\n" + _context(text, a)
+        named = {c for c in re.findall(_CODE, situated) if c not in _NOT_CODES}
+        return not named or bool(named & self.codes)
 
     # -- rule 8: exceptions and authority -------------------------------------------------
     def decide(self) -> _Item | None:
@@ -716,6 +778,8 @@ class _Resolver:
                 what = (
                     f"{it.value.surface} is not what is asked"
                     if it.value
+                    else f"its values are stated for other codes than {', '.join(sorted(self.codes))}"
+                    if it.off_code
                     else f"holds no {'/'.join(self.forms) or 'text'} value relevant to the question"
                 )
                 it.reject("neighbouring_fact", what)
@@ -728,11 +792,7 @@ class _Resolver:
         """
         if not self.ids:
             return []
-        starts = [
-            i
-            for i in alive
-            if i is not winner and any(_mentions(i.ev.envelope.title + "\n" + i.ev.text, x) for x in self.ids)
-        ]
+        starts = [i for i in alive if i is not winner and any(_names(i, x) for x in self.ids)]
         on_path: list[_Item] = []
         for start in starts:
             parent: dict[int, _Item | None] = {id(start): None}

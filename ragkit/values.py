@@ -43,6 +43,9 @@ __all__ = [
     "read_values",
     "asked_kind",
     "asked_forms",
+    "ID_SHAPES",
+    "id_shape",
+    "asked_id_shape",
     "sentence_spans",
     "sentence_at",
 ]
@@ -323,6 +326,65 @@ def asked_forms(question: str) -> tuple[str, ...]:
         if re.search(pattern, q):
             return forms
     return ()
+
+
+#: The shape of an identifier: an error code (``E-4471``), a ticket/rollout/change key
+#: (``OPS-3318``), a commit hash, a function name, a
+#: build/version number, a lower-case slug (account, document id), or anything else (backticked).
+ID_SHAPES = ("code", "key", "hash", "function", "version", "slug", "other")
+
+_ID_SHAPE_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("code", re.compile(r"[A-Z]-\d+")),
+    ("key", re.compile(r"[A-Z][A-Z0-9]+-\d+")),
+    ("hash", re.compile(r"(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}")),
+    ("function", re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?:\(\))?")),
+    ("version", re.compile(r"v?\d+\.\d+(?:\.\d+)*")),
+    ("slug", re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*-[a-z]?\d+")),
+)
+
+_ASKED_SHAPES: tuple[tuple[str, str], ...] = (
+    (r"\bcommit\b|\bpatch\b", "hash"),
+    (r"\bfunction\b|\bwhere in the code\b|\bcode path\b|\bmethod\b", "function"),
+    (r"\bbuild\b|\bversion\b", "version"),
+    (r"\berror( code)?\b|\bcode\b", "code"),
+    (r"\b(ticket|rollout|deployment|release|change|key)\b", "key"),
+    (r"\baccount\b", "slug"),
+)
+
+
+def id_shape(surface: str) -> str:
+    """The shape of an identifier (:data:`ID_SHAPES`).
+
+    Example:
+        >>> [id_shape(x) for x in ("RO-7702", "a41c9e2", "reconcile_settlement", "3.9.4", "acme-9")]
+        ['key', 'hash', 'function', 'version', 'slug']
+    """
+    for shape, pattern in _ID_SHAPE_RULES:
+        if pattern.fullmatch(surface):
+            return shape
+    return "other"
+
+
+def asked_id_shape(question: str) -> str | None:
+    """The identifier shape an identifier question asks for ("which commit" -> ``hash``), or ``None``.
+
+    Only the part of the question that asks is read: "Which rollout fixed OPS-8013?" asks for a
+    ``key`` (the rollout's), whatever else the question names.
+
+    Example:
+        >>> asked_id_shape("Which commit fixed OPS-3318?"), asked_id_shape("Which rollout fixed OPS-8013?")
+        ('hash', 'key')
+    """
+    q = question.lower()
+    m = re.search(r"\b(which|what)\s+([\w-]+\s+)?([\w-]+)", q)
+    asking = q[m.start() : m.end()] if m else q
+    if "where in the code" in q:
+        return "function"
+    for text in (asking, q):  # the asking phrase first, then the whole question ("... which one?")
+        for pattern, shape in _ASKED_SHAPES:
+            if re.search(pattern, text):
+                return shape
+    return None
 
 
 def asked_kind(question: str) -> str:

@@ -499,8 +499,22 @@ def test_a_value_about_something_else_the_question_does_not_name_is_a_neighbouri
     record = resolve(Q, [gbp, eur], "2026-02-01", ACME)
     assert record.status == "decided" and record.value == "16:00"
     [rej] = record.rejected
-    assert (rej.citation, rej.reason, rej.by) == ("rb#gbp-cutoff", "neighbouring_fact", "rb#eur-cutoff")
-    assert "EUR" in rej.because
+    assert (rej.citation, rej.reason) == ("rb#gbp-cutoff", "neighbouring_fact")
+    assert "EUR" in rej.because  # its value is stated for GBP, not for the EUR the question names
+
+
+def test_a_value_stated_for_another_code_does_not_answer() -> None:
+    table = ev(
+        "pol-globex",
+        "## Cutoffs\n\n| Currency | Cutoff (CET) |\n|---|---|\n| DKK | 10:30 |",
+        "cutoffs",
+        tenant="globex",
+        authority="policy_owner",
+        effective_from="2025-01-01",
+    )
+    record = resolve("What is Globex's CHF cutoff?", [table], "2026-02-01", Caller("globex", ("ops",)))
+    assert record.status == "insufficient"
+    assert "CHF" in record.rejected[0].because
 
 
 def test_a_hop_can_name_the_next_document_by_its_key() -> None:
@@ -560,3 +574,28 @@ def test_a_source_sharing_the_identifier_from_another_month_is_a_lexical_decoy()
         ("ops-1-c4", "lexical_decoy", "ops-2-c4#s")
     ]
     assert "initech-32644" in record.rejected[0].because and "September 2025" in record.rejected[0].because
+
+
+def test_a_why_question_without_a_causal_statement_is_insufficient() -> None:
+    ticket = ev(
+        "ops-3",
+        "**OPS-3: Umbrella reports rejected SEPA file**\n\nAny update on this?",
+        tenant="acme",
+        authority="support",
+        effective_from="2025-06-01",
+    )
+    record = resolve("Why did Acme's rejected SEPA file in June 2025 happen?", [ticket], "2025-07-01", ACME)
+    assert record.status == "insufficient"
+
+
+def test_an_identifier_question_keeps_the_asked_shape() -> None:
+    ticket = ev(
+        "ops-8013",
+        "Batch INIT-20250603 failed for initech-73340 with error E-6875.",
+        tenant="acme",
+        authority="support",
+        effective_from="2025-06-01",
+        title="OPS-8013: failed batch",
+    )
+    assert resolve("Which commit fixed OPS-8013?", [ticket], "2025-07-01", ACME).status == "insufficient"
+    assert resolve("Which error code did OPS-8013 show?", [ticket], "2025-07-01", ACME).value == "E-6875"
