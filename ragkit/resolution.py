@@ -618,7 +618,9 @@ class _Resolver:
             return None
         if self.forms:  # a value stated about fewer of the things the question names is a neighbouring fact
             for b in holders:
-                wider = [a for a in holders if a.val != b.val and b.matched < a.matched]
+                wider = [
+                    a for a in holders if a.state != "rejected" and a.val != b.val and b.matched < a.matched
+                ]
                 if wider:
                     a = max(wider, key=lambda i: len(i.matched))
                     missing = ", ".join(sorted(t for t in a.matched - b.matched if not t.startswith("@")))
@@ -632,6 +634,20 @@ class _Resolver:
         exceptions = [i for i in holders if i.exception_open]
         if exceptions:
             values = {i.value.value for i in exceptions if i.value}
+            if len(values) > 1:  # two open exceptions that disagree: nothing ranks them
+                for a, b in zip(exceptions, exceptions[1:], strict=False):
+                    if a.val != b.val:
+                        self.unresolved.append(
+                            Conflict(
+                                a.ev.citation,
+                                b.ev.citation,
+                                f"two open conditional exceptions state {a.surface} and {b.surface}",
+                            )
+                        )
+                self.to_confirm.append(
+                    "which of the open exceptions " + ", ".join(i.ev.citation for i in exceptions) + " holds"
+                )
+                return None
             if len(values) == 1:
                 exc = max(exceptions, key=lambda i: (i.rank, i.when))
                 for h in holders:
