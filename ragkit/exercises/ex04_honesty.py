@@ -96,6 +96,7 @@ from ragkit.evaluation import agent_runner
 from ragkit.exercises import ____, ex04 as ex
 from ragkit.funnel import FunnelSettings
 from ragkit.cases import Caller
+from ragkit.records import parse_time
 from types import SimpleNamespace
 
 index = course_index(progress=False)
@@ -105,7 +106,7 @@ run_agent = agent_runner(index, "hybrid", funnel_settings=FunnelSettings(rerank_
 
 def ask(question):
     \"\"\"Run the agent on one question dict (task, tenant, groups, as_of).\"\"\"
-    case = SimpleNamespace(task=question["task"], as_of=question["as_of"],
+    case = SimpleNamespace(task=question["task"], as_of=parse_time(question["as_of"], field_name="as_of"),
                            caller=Caller(question["tenant"], tuple(question["groups"])))
     return run_agent(case)
 """),

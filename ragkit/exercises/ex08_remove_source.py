@@ -36,7 +36,7 @@ evidence.
 **Practises** CURRICULUM section 12 (counterfactuals: remove a required source, the answer must
 become uncertain). About 25 minutes.
 
-**Your data.** 6 answerable cases. `IndexView(index, hidden=[doc_id])` shows the agent the
+**Your data.** 10 answerable cases. `IndexView(index, hidden=[doc_id])` shows the agent the
 course index with that document gone from every search, read and link; nothing is re-embedded.
 The agent is the reference agent with its offline policy (rules, not a language model), hybrid
 placement; its funnel runs without the cross-encoder here (`rerank_mode="none"`) to keep the
@@ -51,7 +51,7 @@ from ragkit.exercises.core import course_cases, sample_cases
 from ragkit.funnel import FunnelSettings
 
 index = course_index(progress=False)
-cases = sample_cases(course_cases(), 6, seed=8, where=lambda c: c.answerable)
+cases = sample_cases(course_cases(), 10, seed=8, where=lambda c: c.answerable)
 settings = FunnelSettings(rerank_mode="none")
 
 
