@@ -13,7 +13,9 @@ person's) against the evidence delivered in the run, without a second model:
   :func:`ragkit.cases.normalise_value` (``"3 pm"`` = ``"15:00"``, ``"EUR 25000"`` =
   ``"EUR 25,000"``, ``"15 January 2026"`` = ``"2026-01-15"``); numbers ignore thousands
   separators; quotations ignore case and runs of whitespace. Nothing else is fuzzy;
-* a claim that asserts a value but cites nothing fails.
+* a claim that asserts a value but cites nothing fails;
+* a claim that copies a run of six or more words from an instruction-shaped sentence of any
+  delivered evidence fails, cited or not (untrusted text is evidence, never answer text).
 
 :func:`enforce` turns a failed verification into a marked answer or an exception: an answer
 that fails is never passed on as if it were verified.
@@ -165,6 +167,25 @@ def _in_spans(kind: str, surface: str, spans: Sequence[str]) -> bool:
     return False
 
 
+_SHINGLE = 6  # words: a run this long copied from an injected instruction is not a coincidence
+
+
+def _shingles(text: str) -> set[str]:
+    words = re.findall(r"[a-z0-9:.%-]+", text.lower())
+    return {" ".join(words[i : i + _SHINGLE]) for i in range(max(0, len(words) - _SHINGLE + 1))}
+
+
+def _instruction_shingles(delivered: Sequence[Evidence]) -> dict[str, str]:
+    """Word runs of every instruction-shaped sentence in the delivered evidence -> its citation."""
+    out: dict[str, str] = {}
+    for ev in delivered:
+        for a, b in sentence_spans(ev.text):
+            sentence = ev.text[a:b]
+            if looks_like_instruction(sentence):
+                out.update(dict.fromkeys(_shingles(sentence), ev.citation))
+    return out
+
+
 def _restates(kind: str, surface: str, question: str) -> bool:
     """Whether a claim's value only repeats one the question states (same text or same normalised value)."""
     if surface.lower() in question.lower():
@@ -208,6 +229,7 @@ def verify(
     if not isinstance(answer, str):
         raise ValidationError(f"answer must be a string, got {type(answer).__name__}", field="answer")
     scope = _as_scope(caller)
+    injected = _instruction_shingles(delivered)
     verdicts: list[ClaimVerdict] = []
     for claim in _claims(answer):
         cites = parse_citations(claim)
@@ -260,6 +282,9 @@ def verify(
                 )
                 if not ok:
                     reasons.append(f"{surface!r} is not in the cited span(s) {where}")
+        copied = sorted({src for sh, src in injected.items() if sh in _shingles(body)})
+        if copied:
+            reasons.append(f"copies instruction-shaped text from untrusted {', '.join(copied)}")
         verdicts.append(
             ClaimVerdict(claim, tuple(resolved), not reasons, reasons, tuple(s for _, s in items))
         )
