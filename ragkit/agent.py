@@ -546,7 +546,7 @@ class Agent:
         abstained = final.kind == "abstain"
         value: str | None = None
         if not abstained:
-            verification = verify(text, delivered, caller=self._caller())
+            verification = verify(text, delivered, caller=self._caller(), question=state.task)
             cited = [c for claim in verification.claims for c in claim.citations]
             if not verification.ok or not cited:
                 problems = (

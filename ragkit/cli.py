@@ -284,13 +284,32 @@ def ask_cmd(
     max_turns: Annotated[int, typer.Option(help="rounds of tool calls before the model must answer")] = 6,
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
 ) -> None:
-    """Answer QUESTION with the LLM set in RAGKIT_LLM, which calls the retrieval tools in your scope."""
-    from ragkit.llm import format_result, prepare_ask, run_tool_loop
+    """Answer QUESTION with the LLM set in RAGKIT_LLM, which calls the retrieval tools in your scope.
+
+    With no LLM configured (RAGKIT_LLM unset), the offline reference agent answers instead
+    (ragkit.agent, hybrid placement, offline policy): its trace, decision record and verified
+    citations are printed.
+    """
+    from ragkit.llm import LLMNotConfigured, format_result, prepare_ask, run_tool_loop
 
     try:
         if max_turns < 0:
             raise ValueError(f"--max-turns={max_turns} must be 0 or more")
         client, toolbox, day = prepare_ask(index, tenant, groups, as_of=as_of or None)
+    except LLMNotConfigured:
+        from ragkit.agent import ask_offline
+        from ragkit.index import Index
+
+        try:
+            offline = ask_offline(Index.load(index), question, tenant=tenant, groups=groups,
+                                  as_of=as_of or None)
+        except RagkitError as exc:
+            _fail(exc)
+        if as_json:
+            sys.stdout.write(json.dumps(offline.to_json(), default=json_default) + "\n")
+        else:
+            typer.echo(str(offline))
+        return
     except (RagkitError, ValueError) as exc:
         _fail(exc)
     try:

@@ -8,8 +8,11 @@ re-encoded), and prints the funnel trace for:
   cutoff for Acme's Monday batch on 19 January), searched as an Acme operator;
 * an identifier query where BM25 rescues dense retrieval, and a paraphrase where
   dense retrieval rescues BM25. Whether each rescue happened is read off the
-  trace of this run (the named section's rank in each list) and printed, not
-  asserted in advance.
+  trace of this run (the named section's rank in each list, and whether it was
+  delivered) and printed, not asserted in advance;
+* then both stories asked of a retrieve-once pipeline and of the reference agent
+  (:mod:`ragkit.agent`, offline policy): the queries the agent issued, what each
+  returned, the links it followed, the decision record and the verified citations.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from typing import Any
 
 from ragkit.scope import Filters, Scope
 
-__all__ = ["DEMO_SEARCHES", "DemoSearch", "run_demo", "rescue"]
+__all__ = ["DEMO_SEARCHES", "AGENT_STORIES", "DemoSearch", "run_demo", "run_agent_stories", "rescue"]
 
 
 @dataclass(frozen=True)
@@ -71,11 +74,14 @@ def rescue(frame: Any, lesson: str, target: str) -> str:
 
     better, worse, who = ((row.lexical_rank, row.dense_rank, "BM25") if lesson == "bm25_rescue"
                           else (row.dense_rank, row.lexical_rank, "dense retrieval"))
-    held = num(better) < num(worse) and num(row.fused_rank) < 10**9
+    carried = num(better) < num(worse) and num(row.fused_rank) < 10**9
+    delivered = bool(row.delivered)
+    # a rescue counts only when the rescued source reaches the reader, not when RRF merely ranks it
+    verdict = "yes" if carried and delivered else \
+        (f"no (RRF carried it to rank {show(row.fused_rank)}, but it was not delivered)" if carried else "no")
     return (f"{row.chunk_id}: BM25 rank {show(row.lexical_rank)}, dense rank {show(row.dense_rank)}, "
             f"RRF rank {show(row.fused_rank)}, final rank {show(row.final_rank)}"
-            f"{' (delivered)' if row.delivered else ' (not delivered)'} -> rescued by {who}: "
-            f"{'yes' if held else 'no'}")
+            f"{', delivered' if delivered else ', not delivered'} -> rescued by {who}: {verdict}")
 
 
 def run_demo(corpus: Path | None = None, index_path: Path | None = None) -> None:
@@ -104,5 +110,44 @@ def run_demo(corpus: Path | None = None, index_path: Path | None = None) -> None
             console.print("  " + rescue(result.to_frame(), demo.lesson, demo.target), style="bold",
                           markup=False)
         console.print()
+    run_agent_stories(index, funnel, console)
     console.print("Every hit is cited as doc_id#section. Explore further: "
-                  f"ragkit search \"QUERY\" --index {target} --tenant acme --groups ops")
+                  f"ragkit search \"QUERY\" --index {target} --tenant acme --groups ops; "
+                  f"ragkit ask \"QUESTION\" --index {target} --tenant acme --groups ops")
+
+
+#: The course's stories, asked of the pipeline and of the agent: (title, task, as_of).
+AGENT_STORIES = (
+    ("Story 1: why did Acme's January reconciliation fail?", "Why did Acme's January reconciliation fail?",
+     "2026-02-02"),
+    ("Story 2: the EUR cutoff on 19 January (after Acme's cutover)",
+     "Which settlement cutoff applies to Acme's Monday EUR batch on 19 January 2026?", "2026-01-19"),
+    ("Story 2, before the cutover: the same question on 12 January",
+     "Which settlement cutoff applies to Acme's Monday EUR batch on 12 January 2026?", "2026-01-12"),
+)
+
+
+def run_agent_stories(index: Any, funnel: Any, console: Any, stories: Any = AGENT_STORIES) -> list[Any]:
+    """Ask each story of a retrieve-once pipeline and of the agent (hybrid), as an Acme operator.
+
+    Each run sees the documents published by the story's date. Printed per run: the queries
+    issued and what each returned (with per-stage ranks), the links followed, the decision
+    record, the answer or abstention and the verified citations. Returns the results.
+    """
+    from ragkit.agent import Agent
+    from ragkit.evaluation import snapshot_filters
+    from ragkit.records import parse_time
+    from ragkit.tools import Toolbox
+
+    out = []
+    for title, task, as_of in stories:
+        moment = parse_time(as_of)
+        assert moment is not None
+        for placement in ("pipeline", "hybrid"):
+            console.rule(f"{title} [{placement}, offline policy]")
+            box = Toolbox(index, Scope("acme", ("ops",)), funnel=funnel, filters=snapshot_filters(moment))
+            result = Agent(box, placement=placement).run(task, as_of=as_of)
+            console.print(str(result), markup=False)
+            console.print()
+            out.append(result)
+    return out

@@ -57,8 +57,8 @@ SHELF = [
         "links": ["ops-11"],
         "conditions": [],
         "entities": ["acme"],
-        "text": "The totals are off because the settlement for 9 January ran twice after the scheduler failover. "
-        "Fixed in RO-55.",
+        "text": "The totals are off because the settlement for 9 January ran twice after the scheduler "
+        "failover. Fixed in RO-55.",
     },
     {
         "doc_id": "ro-55",
@@ -389,3 +389,88 @@ def test_demo_rescue_counts_only_delivered_sources():
     line = rescue(df, "bm25_rescue", "a#x")
     assert "not delivered" in line and "rescued by BM25: no (RRF carried it to rank 7" in line
     assert rescue(df, "bm25_rescue", "b#y").endswith("rescued by BM25: yes")
+
+
+# -- the LLM policy over loopback servers (protocol, not model quality) ----------------------
+
+WIRE = __import__("pathlib").Path(__file__).parent / "fixtures" / "llm"
+
+
+@pytest.fixture(scope="module")
+def bm25_toolbox():
+    """A real Toolbox over the fixture corpus, BM25 only and no reranker (no model is loaded)."""
+    import numpy as np
+
+    from ragkit.chunking import chunk_documents
+    from ragkit.funnel import Funnel, FunnelSettings
+    from ragkit.index import Index, IndexSettings
+    from ragkit.loaders import load_corpus
+    from ragkit.tools import Toolbox
+
+    class NoModel:
+        name, version, dim = "none", "0", 8
+
+        def encode(self, texts, **kwargs):  # pragma: no cover - must never run
+            raise AssertionError("these tests must not encode")
+
+    docs, _ = load_corpus(WIRE.parent / "corpus")
+    chunks = chunk_documents(docs)
+    rows = sum(1 for c in chunks if c.kind == "chunk")
+    index = Index(docs, chunks, np.zeros((rows, 8), np.float32), IndexSettings(), embedder=NoModel())
+    funnel = Funnel(index, FunnelSettings(retrievers=("lexical",), rerank_mode="none"))
+    return Toolbox(index, Scope("acme", ["ops"]), funnel=funnel)
+
+
+def _serve(httpserver, name: str) -> None:
+    import json
+
+    pair = json.loads((WIRE / name).read_text())
+    handler = httpserver.expect_ordered_request(pair["request"]["path"], method="POST")
+    handler.respond_with_data(
+        json.dumps(pair["response"]), status=pair.get("status", 200), content_type="application/json"
+    )
+
+
+def test_llm_policy_drives_the_loop_with_native_tool_calls(httpserver, bm25_toolbox):
+    import json
+
+    from ragkit.llm import OpenAIChat
+    from ragkit.llm_policy import LLMPolicy
+
+    _serve(httpserver, "openai_tool_call.json")  # the model calls search_knowledge("EUR cutoff", k=3)
+    _serve(httpserver, "openai_answer.json")  # then answers 16:00 citing settlement-runbook-v2#eur-cutoff
+    client = OpenAIChat("gpt-4.1-mini", api_key="sk-test", base_url=httpserver.url_for("/v1"), max_retries=0)
+    result = Agent(bm25_toolbox, LLMPolicy(client), placement="tool").run("What is the EUR cutoff?")
+    httpserver.check_assertions()
+    searches = [s for s in result.steps if s.action == "search"]
+    assert [s.arguments for s in searches] == [{"query": "EUR cutoff", "k": 3}]  # the model's own call
+    body = json.loads(httpserver.log[1][0].get_data())
+    tool_msg = body["messages"][-1]
+    assert tool_msg["role"] == "tool" and tool_msg["tool_call_id"] == "call_search_1"
+    assert tool_msg["content"].startswith('<untrusted_evidence source="ragkit:search_knowledge">')
+    assert result.policy == "llm:openai:gpt-4.1-mini" and result.record is not None
+    if result.abstained:  # resolution disagreed with the model: both values are named
+        assert "16:00" in result.answer and "resolving the delivered evidence" in result.answer
+    else:  # the draft's citation verified against the delivered span
+        assert result.citations == ["settlement-runbook-v2#eur-cutoff"] and result.value == "16:00"
+
+
+def test_llm_policy_obeys_the_search_cap(httpserver, bm25_toolbox):
+    from ragkit.llm import OpenAIChat
+    from ragkit.llm_policy import LLMPolicy
+
+    for _ in range(2):
+        _serve(httpserver, "openai_tool_call.json")  # the same search twice: the second is a loop
+    _serve(httpserver, "openai_answer.json")  # the forced final answer (tools disabled)
+    client = OpenAIChat("gpt-4.1-mini", api_key="sk-test", base_url=httpserver.url_for("/v1"), max_retries=0)
+    result = Agent(bm25_toolbox, LLMPolicy(client), placement="tool", max_searches=1).run(
+        "What is the EUR cutoff?"
+    )
+    httpserver.check_assertions()
+    refused = [s for s in result.steps if s.refused]
+    assert result.searches == 1 and len(refused) == 1 and "search cap" in refused[0].refused
+    import json
+
+    bodies = [json.loads(req.get_data()) for req, _ in httpserver.log]
+    last = bodies[2]["messages"][-1]  # the refusal went back to the model as an error tool result
+    assert last["role"] == "tool" and "search cap" in last["content"]
