@@ -247,11 +247,8 @@ def _as_scope(caller: Any) -> Scope | None:
 
 
 def _as_moment(as_of: Any) -> dt.datetime | None:
-    moment = parse_time(as_of, field_name="as_of")
-    if moment is not None and isinstance(as_of, str) and len(as_of.strip()) == 10:
-        # a bare date means the whole of that day: records published during it count
-        moment = moment + dt.timedelta(days=1) - dt.timedelta(microseconds=1)
-    return moment
+    # the kit's convention (ragkit.records.parse_time): a bare date means midnight UTC
+    return parse_time(as_of, field_name="as_of")
 
 
 def _words(text: str) -> set[str]:
@@ -897,9 +894,10 @@ class _Resolver:
             for i in self.items
             if i.state == "rejected"
         ]
-        as_of = self.moment.isoformat() if self.moment is not None else None
-        if isinstance(self.as_of_raw, str) and len(self.as_of_raw.strip()) == 10:
-            as_of = self.as_of_raw.strip()
+        as_of = None
+        if self.moment is not None:  # midnight prints as the date alone
+            midnight = self.moment.time() == dt.time(0)
+            as_of = self.moment.date().isoformat() if midnight else self.moment.isoformat()
         return DecisionRecord(
             question=self.question,
             as_of=as_of,
@@ -921,7 +919,8 @@ def resolve(
         question: the task as asked; it decides the kind of value (:func:`ragkit.values.asked_kind`),
             the tenant it is about and the identifiers it names.
         evidence: the delivered spans (duplicates by citation are read once).
-        as_of: the snapshot time (ISO date or datetime); a bare date means the end of that day.
+        as_of: the snapshot time (ISO date or datetime; a bare date means midnight UTC, as
+            everywhere in ragkit).
             ``None`` skips date checks and says so in ``to_confirm``.
         caller: a :class:`ragkit.scope.Scope`, a :class:`ragkit.cases.Caller` or ``None``
             (scope not checked; said in ``to_confirm``).
