@@ -41,7 +41,8 @@ The rules, in order (each rejection names a reason of :data:`ragkit.cases.REJECT
    identifiers lead to (by links) count. Identifier questions keep identifiers of the asked
    shape (:func:`ragkit.values.asked_id_shape`: a commit is a hash, a rollout a key).
    Free-text questions (why, what caused) take the best-matching *causal* sentence (none:
-   insufficient); sentences are not compared as values.
+   insufficient); "what does it require" prefers a sentence that says what must happen;
+   sentences are not compared as values.
 7. **conditions** (envelope ``conditions`` such as ``until cutover`` or ``for non-migrated
    tenants``): a later in-scope record of at least the same authority, for the same tenant,
    that states the event completed ("Cutover completed for acme") ends the condition ->
@@ -158,7 +159,7 @@ _CAUSAL_Q = re.compile(
 )
 _CAUSE = re.compile(
     r"\broot cause\b|\bbecause\b|\bcaused\b|\bdue to\b|\bthat is (how|why)\b|"
-    r"\bwhich is (how|why)\b|\bthe reason\b|\bafter (a|the)\b|\bas a result\b|\bled to\b|"
+    r"\bwhich is (how|why)\b|\bthe reason\b|\bas a result\b|\bled to\b|"
     r"\bresulted in\b|\bthe short version\b",
     re.IGNORECASE,
 )
@@ -167,6 +168,14 @@ _CAUSE = re.compile(
 _CODE = re.compile(r"(?<![\w-])[A-Z]{3}(?![\w-])")
 #: Upper-case words that are not codes of things a question can be about (time zones, clock words).
 _NOT_CODES = {"UTC", "CET", "CEST", "GMT", "BST", "EST", "EDT", "PST", "PDT", "AM", "PM", "ISO", "API", "FAQ"}
+#: "... which is how they spotted it" says how a problem was found, not what caused it.
+_DETECTION = re.compile(
+    r"\b(that|which) is how (we|they|he|she|it|[a-z]+ team) "
+    r"(spotted|noticed|found|saw|detected|caught|learned)\b",
+    re.IGNORECASE,
+)
+_MUST_Q = re.compile(r"\brequire|\bmust\b|\bobliged\b|\bhave to\b|\ballowed\b|\bpermitted\b", re.IGNORECASE)
+_MUST = re.compile(r"\bmust\b|\bshall\b|\bis required\b|\bmay not\b|\bneeds? to\b|\bnever\b", re.IGNORECASE)
 _ROOT_CAUSE = re.compile(r"\broot cause\b|\bthe cause (was|is)\b|\bcaused by\b", re.IGNORECASE)
 
 
@@ -317,6 +326,7 @@ class _Resolver:
         self.scope = _as_scope(caller)
         self.forms = asked_forms(question)
         self.causal = bool(_CAUSAL_Q.search(question))
+        self.deontic = bool(_MUST_Q.search(question))
         self.kind = asked_kind(question)
         self.shape = asked_id_shape(question) if "id" in self.forms else None
         seen: dict[str, _Item] = {}
@@ -560,12 +570,18 @@ class _Resolver:
                     {"@condition"} if conditional else set()
                 )
                 score += sum(1 for x in self.ids if x != v.surface and _mentions(sentence, x))
-                if not self.forms and self.causal and not _CAUSE.search(sentence):
+                if (
+                    not self.forms
+                    and self.causal
+                    and (not _CAUSE.search(sentence) or _DETECTION.search(sentence))
+                ):
                     continue  # a why-question is answered by a causal statement, or not at all
                 if not self.forms and self.causal:
                     score += 2
                     if _ROOT_CAUSE.search(sentence):
                         score += 2  # and best by the one that says it is the root cause
+                if not self.forms and self.deontic and _MUST.search(sentence):
+                    score += 2  # "what does the policy require?" is answered by what it says must happen
                 if best is None or score > best[0]:
                     best = (score, v, frozenset(named))
             if best is not None:

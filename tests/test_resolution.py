@@ -405,7 +405,7 @@ def test_agreement_with_every_conflict_tagged_case() -> None:
         c for c in load_cases(ROOT / "datasets" / "opscorpus" / "cases.jsonl") if not c.answerable
     ]
     decided = [c.id for c in unanswerable if resolve_case(c, docs).status == "decided"]
-    assert len(decided) <= 8, f"resolve decided a value on unanswerable cases {decided}"  # measured 6/43
+    assert len(decided) <= 4, f"resolve decided a value on unanswerable cases {decided}"  # measured 2/43
     assert story["story-eur-cutoff"].agrees and story["story-eur-cutoff-before-cutover"].agrees
 
 
@@ -619,3 +619,28 @@ def test_two_open_exceptions_that_disagree_are_unresolved() -> None:
     record = resolve(Q, [a, b], "2026-02-01", ACME)
     assert record.status == "conflict" and [(c.a, c.b) for c in record.unresolved] == [("c1#s", "c2#s")]
     assert record.rejected == []
+
+
+def test_what_a_policy_requires_is_its_must_sentence() -> None:
+    pol = ev(
+        "pol-idem",
+        "Every batch carries a key. A service that receives a batch whose key was already posted "
+        "must refuse it and raise an alert.",
+        authority="policy_owner",
+        effective_from="2025-09-01",
+    )
+    record = resolve(
+        "What does the policy require when the same key shows up twice?", [pol], "2026-01-01", ACME
+    )
+    assert record.decision is not None and "must refuse it" in record.decision.quote
+
+
+def test_how_a_problem_was_spotted_is_not_its_cause() -> None:
+    c = ev(
+        "ops-4",
+        "They run their own ledger export at 07:00, which is how they spotted it.",
+        tenant="acme",
+        authority="support",
+        effective_from="2025-06-01",
+    )
+    assert resolve("What was the root cause of OPS-4?", [c], "2025-07-01", ACME).status == "insufficient"
