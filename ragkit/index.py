@@ -202,6 +202,14 @@ class Segment:
     def __len__(self) -> int:
         return len(self.rows)
 
+    @cached_property
+    def rows_by_doc(self) -> dict[str, int]:
+        """Rows per document in this segment."""
+        out: dict[str, int] = {}
+        for c in self.rows:
+            out[c.doc_id] = out.get(c.doc_id, 0) + 1
+        return out
+
     def dense(self, kind: str) -> Any:
         """The segment's faiss index (built once; segments never change, so it is shared)."""
         with self._lock:
@@ -531,38 +539,46 @@ class Index:
                 report.deleted = [d for d in snap.documents if d not in incoming]
             if not report.changed:
                 return report
-            relocated = {d.doc_id: d.envelope.source_path for d in docs if d.doc_id in set(report.relocated)}
-            segments = list(snap.segments)
-            doc_home = dict(snap.doc_home)
-            if changed:
-                chunks = chunk_documents(changed, self.settings.chunker)
-                vectors = self._encode(chunks, self._embedder, progress)
-                report.encoded_rows = int(len(vectors))
-                segment = Segment(Segment.new_name(), changed, chunks, vectors, settings=self.settings)
-                segments.append(segment)
-                doc_home.update({d.doc_id: segment.name for d in changed})
-            for doc_id in report.deleted:
-                doc_home.pop(doc_id, None)
-            segments = _merge_if_needed(segments, doc_home)
-            now = _now()
-            manifest = json.loads(json.dumps(self.manifest))  # copy: readers never see a half update
-            manifest.setdefault("doc_fingerprints", {})
-            for d in changed:
-                manifest["doc_fingerprints"][d.doc_id] = _doc_fingerprint(d)
-                manifest.setdefault("indexed_at", {})[d.doc_id] = now
-                manifest.setdefault("source_changed_at", {})[d.doc_id] = _source_changed_at(d)
-            for doc_id in report.deleted:
-                for key in ("doc_fingerprints", "indexed_at", "source_changed_at"):
-                    manifest.get(key, {}).pop(doc_id, None)
-                manifest.setdefault("tombstones", []).append({"doc_id": doc_id, "deleted_at": now})
-            moved = manifest.setdefault("relocated", {})
-            moved.update(relocated)
-            for doc_id in [*(d.doc_id for d in changed), *report.deleted]:
-                moved.pop(doc_id, None)
-            manifest["updated_at"] = now
-            self._install(segments, doc_home, snap.generation, manifest)
-            self.manifest = manifest
-            return report
+            return self._apply(snap, changed, docs, report, progress)
+
+    def _apply(self, snap: Snapshot, changed: list[Document], docs: list[Document], report: SyncReport,
+               progress: bool) -> SyncReport:
+        """Encode ``changed`` into one new segment, retire replaced and deleted rows, swap the snapshot.
+
+        Called with the write lock held."""
+        moved_ids = set(report.relocated)
+        relocated = {d.doc_id: d.envelope.source_path for d in docs if d.doc_id in moved_ids}
+        segments = list(snap.segments)
+        doc_home = dict(snap.doc_home)
+        if changed:
+            chunks = chunk_documents(changed, self.settings.chunker)
+            vectors = self._encode(chunks, self._embedder, progress)
+            report.encoded_rows = int(len(vectors))
+            segment = Segment(Segment.new_name(), changed, chunks, vectors, settings=self.settings)
+            segments.append(segment)
+            doc_home.update({d.doc_id: segment.name for d in changed})
+        for doc_id in report.deleted:
+            doc_home.pop(doc_id, None)
+        segments = _merge_if_needed(segments, doc_home)
+        now = _now()
+        manifest = json.loads(json.dumps(self.manifest))  # copy: readers never see a half update
+        manifest.setdefault("doc_fingerprints", {})
+        for d in changed:
+            manifest["doc_fingerprints"][d.doc_id] = _doc_fingerprint(d)
+            manifest.setdefault("indexed_at", {})[d.doc_id] = now
+            manifest.setdefault("source_changed_at", {})[d.doc_id] = _source_changed_at(d)
+        for doc_id in report.deleted:
+            for key in ("doc_fingerprints", "indexed_at", "source_changed_at"):
+                manifest.get(key, {}).pop(doc_id, None)
+            manifest.setdefault("tombstones", []).append({"doc_id": doc_id, "deleted_at": now})
+        moved = manifest.setdefault("relocated", {})
+        moved.update(relocated)
+        for doc_id in [*(d.doc_id for d in changed), *report.deleted]:
+            moved.pop(doc_id, None)
+        manifest["updated_at"] = now
+        self._install(segments, doc_home, snap.generation, manifest)
+        self.manifest = manifest
+        return report
 
     def add(self, documents: Iterable[Document], *, progress: bool = False) -> SyncReport:
         """Add or update documents; existing documents keep their vectors."""
@@ -570,11 +586,14 @@ class Index:
 
     def delete(self, doc_ids: Iterable[str]) -> SyncReport:
         """Remove documents, their chunks and vectors; logs a tombstone for each."""
-        gone = set(doc_ids)
-        unknown = sorted(gone - set(self.documents))
-        if unknown:
-            raise ValidationError(f"cannot delete unknown doc ids {unknown[:5]}")
-        return self.sync([d for k, d in self.documents.items() if k not in gone])
+        gone = list(dict.fromkeys(doc_ids))
+        with self._write_lock:
+            snap = self._snap
+            unknown = sorted(set(gone) - set(snap.documents))
+            if unknown:
+                raise ValidationError(f"cannot delete unknown doc ids {unknown[:5]}")
+            report = SyncReport(deleted=gone, unchanged=len(snap.documents) - len(gone))
+            return self._apply(snap, [], [], report, False) if gone else report
 
     def compact(self) -> None:
         """Merge every segment into one, dropping dead rows (nothing is re-encoded)."""
@@ -760,9 +779,11 @@ def _merge(segments: Sequence[Segment], doc_home: dict[str, str]) -> Segment:
 def _merge_if_needed(segments: list[Segment], doc_home: dict[str, str]) -> list[Segment]:
     """Merge policy: compact everything when a quarter of the rows are dead; otherwise merge
     all but the largest segment when there are more than :data:`MAX_SEGMENTS`."""
-    segments = [s for s in segments if any(doc_home.get(d.doc_id) == s.name for d in s.documents)]
+    homes = set(doc_home.values())
+    segments = [s for s in segments if s.name in homes]
+    by_name = {s.name: s for s in segments}
     total = sum(len(s) for s in segments)
-    live = sum(1 for s in segments for c in s.rows if doc_home.get(c.doc_id) == s.name)
+    live = sum(by_name[h].rows_by_doc.get(d, 0) for d, h in doc_home.items())  # O(documents)
     if total and (total - live) > MAX_DEAD_FRACTION * total:
         return [_merge(segments, doc_home)]
     if len(segments) > MAX_SEGMENTS:
