@@ -79,11 +79,31 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ragkit.cases import _MONTHS, AUTHORITY_RANK, Caller, normalise_value
+from ragkit.cases import AUTHORITY_RANK, Caller, normalise_value
 from ragkit.decision import Conflict, Decision, DecisionRecord, Rejected, Selected
 from ragkit.errors import ValidationError
 from ragkit.evidence import Evidence
 from ragkit.records import GLOBAL_TENANT, parse_time
+from ragkit.relevance import (
+    CAUSAL_QUESTION,
+    CAUSE,
+    CODE,
+    COMPLETED,
+    DEONTIC,
+    DEONTIC_QUESTION,
+    DETECTION,
+    MONTH_NAMES,
+    NOT_CODES,
+    ROOT_CAUSE,
+    condition_event,
+    context,
+    is_heading_or_table_head,
+    mentions,
+    named_month,
+    question_terms,
+    stem,
+    words,
+)
 from ragkit.scope import Scope, validity
 from ragkit.untrusted import looks_like_instruction
 from ragkit.values import (
@@ -107,91 +127,6 @@ __all__ = [
     "Conflict",
     "question_terms",
 ]
-
-
-# --------------------------------------------------------------------------------------
-# words
-
-_STOP = set(
-    """a an the of to in on at for by with from and or but is are was were be been being it its
-this that these those what which who whom whose when where why how does do did done has have had can
-could should would will shall may might must any all each every some our their there then than into
-about after before during over under again also only just not no so as if per via out up down off
-own same such very stand applies apply use used uses work works value values set sets""".split()
-)
-_WEEKDAYS = {"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"}
-
-
-def _stem(word: str) -> str:
-    return word[:5] if len(word) >= 5 else word
-
-
-def question_terms(text: str) -> set[str]:
-    """Content-word stems of ``text`` (5-letter prefixes; no stop words, months, weekdays, numbers).
-
-    Example:
-        >>> sorted(question_terms("Which settlement cutoff applies to Acme's Monday EUR batch?"))
-        ['acme', 'batch', 'cutof', 'eur', 'settl']
-    """
-    out = set()
-    for w in re.findall(r"[a-z][a-z0-9_-]*", text.lower().replace("'s", "")):
-        w = w.strip("-_")
-        if len(w) < 3 or w in _STOP or w in _MONTHS or w[:3] in {m[:3] for m in _MONTHS} and len(w) <= 4:
-            continue
-        if w in _WEEKDAYS:
-            continue
-        out.add(_stem(w))
-    return out
-
-
-_COMPLETED = re.compile(
-    r"\b(completed|complete|done|finished|finalised|finalized|went live|is live)\b", re.IGNORECASE
-)
-_CONDITION = re.compile(
-    r"^\s*(?:until|till|before|while|for)\s+(?:the\s+)?(?:non-|not\s+yet\s+|un)?"
-    r"(?P<event>[a-z][a-z-]*)",
-    re.IGNORECASE,
-)
-
-
-_CAUSAL_Q = re.compile(
-    r"\bwhy\b|\bcaus|\bbehind\b|\bexplanation\b|\breason\b|\b(go|goes|gone|went) wrong\b", re.IGNORECASE
-)
-_CAUSE = re.compile(
-    r"\broot cause\b|\bbecause\b|\bcaused\b|\bdue to\b|\bthat is (how|why)\b|"
-    r"\bwhich is (how|why)\b|\bthe reason\b|\bas a result\b|\bled to\b|"
-    r"\bresulted in\b|\bthe short version\b",
-    re.IGNORECASE,
-)
-
-
-_CODE = re.compile(r"(?<![\w-])[A-Z]{3}(?![\w-])")
-#: Upper-case words that are not codes of things a question can be about (time zones, clock words).
-_NOT_CODES = {"UTC", "CET", "CEST", "GMT", "BST", "EST", "EDT", "PST", "PDT", "AM", "PM", "ISO", "API", "FAQ"}
-#: "... which is how they spotted it" says how a problem was found, not what caused it.
-_DETECTION = re.compile(
-    r"\b(that|which) is how (we|they|he|she|it|[a-z]+ team) "
-    r"(spotted|noticed|found|saw|detected|caught|learned)\b",
-    re.IGNORECASE,
-)
-_MUST_Q = re.compile(r"\brequire|\bmust\b|\bobliged\b|\bhave to\b|\ballowed\b|\bpermitted\b", re.IGNORECASE)
-_MUST = re.compile(r"\bmust\b|\bshall\b|\bis required\b|\bmay not\b|\bneeds? to\b|\bnever\b", re.IGNORECASE)
-_ROOT_CAUSE = re.compile(r"\broot cause\b|\bthe cause (was|is)\b|\bcaused by\b", re.IGNORECASE)
-
-
-_MONTH_NAMES = sorted(_MONTHS, key=_MONTHS.__getitem__)
-
-
-def _named_month(question: str) -> tuple[int, int] | None:
-    """``(year, month)`` when the question places its event in a month: "in September 2025"."""
-    m = re.search(r"\bin\s+(" + "|".join(_MONTH_NAMES) + r")\s+(\d{4})\b", question, re.IGNORECASE)
-    return (int(m.group(2)), _MONTHS[m.group(1).lower()]) if m else None
-
-
-def _condition_event(condition: str) -> str | None:
-    """``"until cutover"`` -> ``"cutov"``; ``"for non-migrated tenants"`` -> ``"migra"``."""
-    m = _CONDITION.match(condition)
-    return _stem(m.group("event").lower()) if m else None
 
 
 # --------------------------------------------------------------------------------------
@@ -260,53 +195,20 @@ def _as_moment(as_of: Any) -> dt.datetime | None:
     return parse_time(as_of, field_name="as_of")
 
 
-def _words(text: str) -> set[str]:
-    return {_stem(w) for w in re.findall(r"[a-z][a-z0-9_-]*", text.lower().replace("'s", ""))}
-
-
-def _context(text: str, position: int) -> str:
-    """What situates a sentence: the span's first heading and, for a table row, the table's header row."""
-    lines = text.splitlines()
-    heading = next((ln for ln in lines if ln.lstrip().startswith("#")), "")
-    line_start = text.rfind("\n", 0, position) + 1
-    if not text[line_start:].lstrip().startswith("|"):
-        return heading
-    head, pos = "", line_start
-    while pos > 0:
-        prev = text.rfind("\n", 0, pos - 1) + 1
-        if not text[prev:pos].lstrip().startswith("|"):
-            break
-        head, pos = text[prev:pos], prev
-    return heading + "\n" + head
-
-
 def _names(item: _Item, ident: str) -> bool:
     """Whether a source names an identifier: in its title, its text, or as a part of its doc id."""
     env = item.ev.envelope
-    if _mentions(env.title + "\n" + item.ev.text, ident):
+    if mentions(env.title + "\n" + item.ev.text, ident):
         return True
     return re.search(rf"(?<![a-z0-9]){re.escape(ident.lower())}(?![a-z0-9])", env.doc_id.lower()) is not None
 
 
 def _refers(a: _Item, b: _Item) -> bool:
     """Whether ``a`` points at ``b``: its links, ``b``'s doc id, or the key leading ``b``'s title."""
-    if b.ev.doc_id in a.ev.envelope.links or _mentions(a.ev.text, b.ev.doc_id):
+    if b.ev.doc_id in a.ev.envelope.links or mentions(a.ev.text, b.ev.doc_id):
         return True
     key = re.match(r"\s*([A-Z][A-Z0-9]*-\d+)\b", b.ev.envelope.title)
-    return key is not None and _mentions(a.ev.text, key.group(1))
-
-
-def _is_heading_or_table_head(text: str, a: int, b: int) -> bool:
-    """A Markdown heading, a table's separator row, or the header row just above one."""
-    line = text[a:b].strip()
-    if line.startswith("#") or re.fullmatch(r"\|?[\s:|-]*-{3,}[\s:|-]*", line):
-        return True
-    rest = text[b:].lstrip("\r\n").split("\n", 1)[0].strip()
-    return line.startswith("|") and re.fullmatch(r"\|?[\s:|-]*-{3,}[\s:|-]*", rest) is not None
-
-
-def _mentions(text: str, word: str) -> bool:
-    return re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", text, re.IGNORECASE) is not None
+    return key is not None and mentions(a.ev.text, key.group(1))
 
 
 class _Resolver:
@@ -325,8 +227,8 @@ class _Resolver:
         self.moment = _as_moment(as_of)
         self.scope = _as_scope(caller)
         self.forms = asked_forms(question)
-        self.causal = bool(_CAUSAL_Q.search(question))
-        self.deontic = bool(_MUST_Q.search(question))
+        self.causal = bool(CAUSAL_QUESTION.search(question))
+        self.deontic = bool(DEONTIC_QUESTION.search(question))
         self.kind = asked_kind(question)
         self.shape = asked_id_shape(question) if "id" in self.forms else None
         seen: dict[str, _Item] = {}
@@ -339,10 +241,10 @@ class _Resolver:
         tenants = {i.ev.envelope.tenant for i in self.items} - {GLOBAL_TENANT}
         if self.scope is not None and self.scope.tenant not in ("*", GLOBAL_TENANT):
             tenants.add(self.scope.tenant)
-        self.asked_tenants = {t for t in tenants if _mentions(question, t)}
-        self.predicate = self.terms - {_stem(t) for t in tenants}
+        self.asked_tenants = {t for t in tenants if mentions(question, t)}
+        self.predicate = self.terms - {stem(t) for t in tenants}
         self.ids = [v.surface for v in read_values(question, forms=("id",))]
-        self.codes = {c for c in re.findall(_CODE, question) if c not in _NOT_CODES}
+        self.codes = {c for c in re.findall(CODE, question) if c not in NOT_CODES}
         # what the question names: codes (EUR, GBP), identifiers, tenants; see the neighbouring-fact rule
         self.entities = set(re.findall(r"\b[A-Z]{2,5}\b", question)) | set(self.ids) | self.asked_tenants
 
@@ -418,7 +320,7 @@ class _Resolver:
         """Lexical decoys: sources that share the question's identifier but are dated outside the
         month the question names ("... had an issue in September 2025"), while another source
         sharing it is dated inside that month."""
-        period = _named_month(self.question)
+        period = named_month(self.question)
         if period is None or not self.ids:
             return
         sharing = [
@@ -430,11 +332,11 @@ class _Resolver:
             return
         for it, when in dated:
             if (when.year, when.month) != period:
-                shared = next(x for x in self.ids if _mentions(it.ev.envelope.title + "\n" + it.ev.text, x))
+                shared = next(x for x in self.ids if mentions(it.ev.envelope.title + "\n" + it.ev.text, x))
                 it.reject(
                     "lexical_decoy",
                     f"shares {shared} with the question but is dated {_day(when)}; the question asks "
-                    f"about {_MONTH_NAMES[period[1] - 1].capitalize()} {period[0]}",
+                    f"about {MONTH_NAMES[period[1] - 1].capitalize()} {period[0]}",
                     inside[0].ev.citation,
                 )
 
@@ -489,7 +391,7 @@ class _Resolver:
         for it in self.alive():
             env = it.ev.envelope
             for cond in env.conditions:
-                event = _condition_event(cond)
+                event = condition_event(cond)
                 if event is None:
                     self.to_confirm.append(
                         f"whether the condition '{cond}' of {env.doc_id} still holds (not of the form "
@@ -522,11 +424,11 @@ class _Resolver:
                 continue
             for a, b in sentence_spans(other.ev.text):
                 sentence = other.ev.text[a:b]
-                words = {_stem(w) for w in re.findall(r"[a-z]+", sentence.lower())}
-                if event not in words or not _COMPLETED.search(sentence):
+                words = {stem(w) for w in re.findall(r"[a-z]+", sentence.lower())}
+                if event not in words or not COMPLETED.search(sentence):
                     continue
                 if env.tenant != GLOBAL_TENANT and not (
-                    o.tenant == env.tenant or _mentions(sentence, env.tenant)
+                    o.tenant == env.tenant or mentions(sentence, env.tenant)
                 ):
                     continue
                 if env.tenant != GLOBAL_TENANT and o.tenant not in (env.tenant, GLOBAL_TENANT):
@@ -545,11 +447,11 @@ class _Resolver:
                 else [
                     Value("text", normalise_value("text", text[a:b]), text[a:b], a, b, "text")
                     for a, b in sentence_spans(text)
-                    if not _is_heading_or_table_head(text, a, b)
+                    if not is_heading_or_table_head(text, a, b)
                 ]
             )
             for v in values:
-                if self.forms and _mentions(self.question, v.surface):
+                if self.forms and mentions(self.question, v.surface):
                     continue  # a value the question itself names (its ticket, its date) is not the answer
                 if self.shape and v.form == "id" and id_shape(v.surface) != self.shape:
                     continue  # "which commit" is answered by a hash, not by an account or a ticket key
@@ -560,27 +462,27 @@ class _Resolver:
                 sentence = text[a:b]
                 if sentence.lstrip().startswith("#"):
                     continue  # a heading (a comment's timestamp, a section title) is not a claim
-                situated = sentence + "\n" + _context(text, a)
-                matched = _words(situated) & self.predicate
+                situated = sentence + "\n" + context(text, a)
+                matched = words(situated) & self.predicate
                 conditional = any(c.lower() in sentence.lower() for c in it.ev.envelope.conditions)
                 score = float(len(matched)) + (2 if conditional else 0)
-                if score > 0 and any(_mentions(sentence, t) for t in self.asked_tenants):
+                if score > 0 and any(mentions(sentence, t) for t in self.asked_tenants):
                     score += 1
-                named = {e for e in self.entities if _mentions(situated, e)} | (
+                named = {e for e in self.entities if mentions(situated, e)} | (
                     {"@condition"} if conditional else set()
                 )
-                score += sum(1 for x in self.ids if x != v.surface and _mentions(sentence, x))
+                score += sum(1 for x in self.ids if x != v.surface and mentions(sentence, x))
                 if (
                     not self.forms
                     and self.causal
-                    and (not _CAUSE.search(sentence) or _DETECTION.search(sentence))
+                    and (not CAUSE.search(sentence) or DETECTION.search(sentence))
                 ):
                     continue  # a why-question is answered by a causal statement, or not at all
                 if not self.forms and self.causal:
                     score += 2
-                    if _ROOT_CAUSE.search(sentence):
+                    if ROOT_CAUSE.search(sentence):
                         score += 2  # and best by the one that says it is the root cause
-                if not self.forms and self.deontic and _MUST.search(sentence):
+                if not self.forms and self.deontic and DEONTIC.search(sentence):
                     score += 2  # "what does the policy require?" is answered by what it says must happen
                 if best is None or score > best[0]:
                     best = (score, v, frozenset(named))
@@ -616,8 +518,8 @@ class _Resolver:
         """False when the value's sentence (with its heading and table header) names another code
         (``DKK``) but none the question names (``CHF``); True otherwise."""
         a, b = sentence_at(text, position)
-        situated = text[a:b] + "\n" + _context(text, a)
-        named = {c for c in re.findall(_CODE, situated) if c not in _NOT_CODES}
+        situated = text[a:b] + "\n" + context(text, a)
+        named = {c for c in re.findall(CODE, situated) if c not in NOT_CODES}
         return not named or bool(named & self.codes)
 
     # -- rule 8: exceptions and authority -------------------------------------------------
@@ -779,14 +681,14 @@ class _Resolver:
                     f"on the link path from {', '.join(self.ids)} (named in the question) "
                     f"to {winner.ev.doc_id}",
                 )
-            dec_words = {_stem(w) for w in re.findall(r"[a-z]+", winner.ev.text.lower())}
+            dec_words = {stem(w) for w in re.findall(r"[a-z]+", winner.ev.text.lower())}
             for it in alive:
                 if it.state != "open":
                     continue
                 for a, b in sentence_spans(it.ev.text):
                     sentence = it.ev.text[a:b]
-                    m = re.search(r"\b([A-Za-z]+)\s+" + _COMPLETED.pattern[2:], sentence, re.IGNORECASE)
-                    if not m or _stem(m.group(1).lower()) not in dec_words:
+                    m = re.search(r"\b([A-Za-z]+)\s+" + COMPLETED.pattern[2:], sentence, re.IGNORECASE)
+                    if not m or stem(m.group(1).lower()) not in dec_words:
                         continue
                     tenant = it.ev.envelope.tenant
                     if tenant != GLOBAL_TENANT and (not self.asked_tenants or tenant in self.asked_tenants):
@@ -798,7 +700,7 @@ class _Resolver:
                         break
             for it in alive:
                 if it.state == "open" and (
-                    winner.ev.doc_id in it.ev.envelope.links or _mentions(it.ev.text, winner.ev.doc_id)
+                    winner.ev.doc_id in it.ev.envelope.links or mentions(it.ev.text, winner.ev.doc_id)
                 ):
                     it.select("support", f"refers to {winner.ev.doc_id}")
         disputed = {c.a for c in self.unresolved} | {c.b for c in self.unresolved}
