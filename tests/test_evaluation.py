@@ -264,3 +264,16 @@ def test_cli_eval_reports_skips_bad_lines_and_gates(tmp_path, corpus_dir):
     assert (tmp_path / "c.csv").read_text().startswith("case,")
     strict = _cli("eval", cases, "--index", idx, "--strict", "-q")
     assert strict.returncode == 2 and "cases.jsonl:2" in strict.stderr
+
+
+def test_lenient_loader_keeps_valid_cases_and_names_each_bad_line(tmp_path):
+    from ragkit.cases import load_cases_lenient
+
+    path = _fixture_cases(tmp_path / "cases.jsonl")
+    with path.open("a") as fh:
+        fh.write("{not json\n")
+        fh.write(path.read_text().splitlines()[0] + "\n")   # a duplicate id
+    cases, errors = load_cases_lenient(path)
+    assert [c.id for c in cases] == ["eur", "gbp"]
+    assert [(e.where.rsplit(":", 1)[1], e.field) for e in errors] == [("2", "caller"), ("4", "(line)"),
+                                                                       ("5", "id")]
