@@ -34,6 +34,7 @@ import datetime as dt
 import difflib
 import json
 import logging
+import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -200,16 +201,52 @@ def tool_schemas(fmt: str = "openai", *, index: Any = None, max_k: int = 8) -> l
 
     if fmt not in ("openai", "anthropic"):
         raise ValidationError(f"--format {fmt!r} is unknown; use 'openai' or 'anthropic'", field="format")
-    if index is not None and not (Path(index) / "manifest.json").is_file():
-        raise IndexStateError(f"{index} is not a ragkit index (no manifest.json); build one with "
+    if index is not None and not any((Path(index) / name).is_file() for name in ("CURRENT", "manifest.json")):
+        raise IndexStateError(f"{index} is not a ragkit index (no CURRENT file); build one with "
                               f"`ragkit index DIR --out {index}`")
     settings = ToolSettings(max_k=max_k, default_k=min(4, max_k))
     return openai_tools(settings) if fmt == "openai" else anthropic_tools(settings)
 
 
+#: Item fields kept out of a model's view: character offsets and the anchor (already in the citation).
+_FOR_PROGRAMS = frozenset({"start", "end", "anchor"})
+#: Top-level lists a model is shown even when empty (an empty result is an answer).
+_ALWAYS = frozenset({"results", "documents", "links_to", "linked_from", "supersedes", "superseded_by"})
+#: Flags a model is shown only when they are set (a cut excerpt or document).
+_FLAGS = frozenset({"excerpt_truncated", "truncated"})
+_MIDNIGHT = re.compile(r"^(\d{4}-\d{2}-\d{2})T00:00:00\+00:00$")
+
+
 def for_model(response: Mapping[str, Any]) -> dict[str, Any]:
-    """What a model is shown of a tool response: everything but the trace (for people and evaluation)."""
-    return {k: v for k, v in response.items() if k != "trace"}
+    """What a model is shown of a tool response, compact: no trace, no offsets, no empty fields.
+
+    The trace is for people and evaluation; character offsets are for programs (citations
+    checks); empty and null fields and unset truncation flags carry nothing; a date at
+    midnight UTC is written as a date.
+    The full response stays with the caller (``Toolbox.call`` returns it).
+    """
+    return {k: _compact(v) for k, v in response.items()
+            if k != "trace" and (k in _ALWAYS or not _empty(_compact(v)))}
+
+
+def _empty(value: Any) -> bool:
+    return value is None or (isinstance(value, (str, list, dict)) and not value)
+
+
+def _compact(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        out = {}
+        for k, v in value.items():
+            v = _compact(v)
+            if k not in _FOR_PROGRAMS and not _empty(v) and not (k in _FLAGS and v is False):
+                out[k] = v
+        return out
+    if isinstance(value, list):
+        return [_compact(v) for v in value]
+    if isinstance(value, str):
+        match = _MIDNIGHT.match(value)
+        return match.group(1) if match else value
+    return value
 
 
 class ToolArgumentError(ValidationError):

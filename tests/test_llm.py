@@ -257,10 +257,18 @@ def test_tool_budget_then_an_answer_without_tools(httpserver, toolbox):
     assert '"code": "empty_query"' in second["messages"][-1]["content"]
 
 
-def test_ask_without_llm_exits_2_pointing_to_the_offline_agent(tmp_path):
-    env = {k: v for k, v in __import__("os").environ.items() if not k.startswith(("RAGKIT_LLM", "OPENAI",
-                                                                                   "ANTHROPIC"))}
-    out = subprocess.run([sys.executable, "-m", "ragkit.cli", "ask", "EUR cutoff?", "--index", str(tmp_path),
-                          "--tenant", "acme"], capture_output=True, text=True, env=env, timeout=120)
+def _ask(tmp_path, **extra_env):
+    import os
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RAGKIT_LLM", "OPENAI", "ANTHROPIC"))}
+    return subprocess.run([sys.executable, "-m", "ragkit.cli", "ask", "EUR cutoff?", "--index", str(tmp_path),
+                           "--tenant", "acme"], capture_output=True, text=True, env={**env, **extra_env},
+                          timeout=120)
+
+
+def test_ask_bad_llm_settings_exit_2_with_one_line(tmp_path):
+    out = _ask(tmp_path, RAGKIT_LLM="openai:gpt-4.1-mini")
     assert out.returncode == 2 and out.stdout == ""
-    assert out.stderr.count("\n") == 1 and "RAGKIT_LLM" in out.stderr and "ragkit.agent" in out.stderr
+    assert out.stderr.count("\n") == 1 and "set OPENAI_API_KEY" in out.stderr
+    out = _ask(tmp_path, RAGKIT_LLM="gemini:pro")
+    assert out.returncode == 2 and "provider:model" in out.stderr and out.stderr.count("\n") == 1

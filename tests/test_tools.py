@@ -344,6 +344,14 @@ def test_tokens_is_the_size_of_what_the_model_sees(box):
     view.pop("tokens")
     assert resp["tokens"] == count_tokens(json.dumps(view, ensure_ascii=False))
     assert resp["trace"]["ms"] >= 0 and resp["trace"]["ids_read"] == 1
+    item = for_model(resp)["documents"][0]
+    assert {"start", "end", "anchor", "truncation", "effective_to", "links"}.isdisjoint(item)
+    assert item["effective_from"] == "2026-01-01" and resp["documents"][0]["effective_from"].startswith(
+        "2026-01-01T00:00:00")
+    assert "truncated" not in item and item["trust"] == "untrusted"
+    assert for_model(box.retrieve_documents(["long-runbook"]))["documents"][0]["truncated"] is True
+    empty = for_model(box.related_documents("long-runbook"))
+    assert empty["links_to"] == [] and "notices" not in empty  # an empty result list is kept
 
 
 # -- search_knowledge (real models) -------------------------------------------------------------
@@ -446,3 +454,20 @@ def test_course_index_tools_stay_in_scope():
                 listed = [x["doc_id"] for key in ("links_to", "linked_from", "supersedes", "superseded_by")
                           for x in rel[key]]
                 assert all(scope.allows(index.documents[x].envelope) for x in listed)
+
+
+def test_cli_tools_prints_the_schemas(tmp_path):
+    from typer.testing import CliRunner
+
+    from ragkit.cli import app
+
+    runner = CliRunner()
+    out = runner.invoke(app, ["tools", "--format", "anthropic", "--max-k", "6"])
+    assert out.exit_code == 0
+    tools = json.loads(out.stdout)
+    assert [t["name"] for t in tools] == list(TOOL_NAMES) and "At most 6 results" in tools[0]["description"]
+    assert json.loads(runner.invoke(app, ["tools"]).stdout) == openai_tools()
+    bad = runner.invoke(app, ["tools", "--format", "xml"])
+    assert bad.exit_code == 2 and "use 'openai' or 'anthropic'" in bad.stderr
+    missing = runner.invoke(app, ["tools", "--index", str(tmp_path / "none")])
+    assert missing.exit_code == 2 and "is not a ragkit index" in missing.stderr
