@@ -44,10 +44,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--width", type=int, default=50)
     parser.add_argument("--card", action="store_true", help="also write the table into datasets/README.md")
+    parser.add_argument("--index", type=Path, default=None, help="index folder (default: course index)")
+    parser.add_argument("--result", type=Path, default=ROOT / "bench" / "results" / "corpus_recall.md")
     args = parser.parse_args()
     t = time.perf_counter()
     cases = load_cases(ROOT / "datasets" / "opscorpus" / "cases.jsonl")
-    result = candidate_recall(course_index(), cases, width=args.width)
+    if args.index is not None:
+        from ragkit.index import Index
+
+        index = Index.load(args.index)
+    else:
+        index = course_index()
+    result = candidate_recall(index, cases, width=args.width)
     n = int(result.loc[("all", "rrf"), "cases"])
     body = table(result)
     cmd = "python bench/corpus_recall.py" + (" --card" if args.card else "")
@@ -56,7 +64,7 @@ def main() -> None:
             f"set among the candidates) / item recall (mean share of evidence sections found).\n\n"
             f"{body}\n\nProduced by `{cmd}` in {time.perf_counter() - t:.0f}s on "
             f"{dt.date.today().isoformat()}.\n")
-    out = ROOT / "bench" / "results" / "corpus_recall.md"
+    out = args.result
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(f"# Course corpus: candidate recall by category\n\n{text}")
     print(text)

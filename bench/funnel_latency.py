@@ -39,13 +39,15 @@ def pct(values: list[float], q: float) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--queries", type=int, default=40)
+    parser.add_argument("--corpus", type=Path, default=None, help="folder (default: course corpus)")
+    parser.add_argument("--result", type=Path, default=ROOT / "bench" / "results" / "funnel_latency.md")
     args = parser.parse_args()
     build: dict[str, float] = {}
     t = time.perf_counter()
     get_embedder(), get_reranker()
     build["load models"] = time.perf_counter() - t
     t = time.perf_counter()
-    docs, _ = load_corpus(course_corpus())
+    docs, _ = load_corpus(args.corpus or course_corpus())
     build["load documents"] = time.perf_counter() - t
     t = time.perf_counter()
     chunks = chunk_documents(docs)
@@ -82,7 +84,7 @@ def main() -> None:
             + f"\n\nReranker work per query: median {statistics.median(units):.0f} token-units.\n\n"
             f"Produced by `python bench/funnel_latency.py --queries {args.queries}` on "
             f"{dt.date.today().isoformat()}, 2-core shared machine (noisy: compare medians).\n")
-    out = ROOT / "bench" / "results" / "funnel_latency.md"
+    out = args.result
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text)
     print(text)

@@ -2,9 +2,9 @@
 
 Builds the BEIR-format sets of ``bench/build_beir_sets.py`` (standard-library docstrings;
 the course corpus at document level, all cases and two hard tags) and runs
-``ragkit.compare.evaluate_beir`` on each: BM25, dense, RRF, RRF top-30 reordered by the
-cross-encoder alone, and RRF of first-stage and cross-encoder ranks at three weightings
-(the default 1:2, then 1:1 and 2:1).
+``ragkit.compare.evaluate_beir`` on each (the Funnel and its ablations): BM25, dense, RRF,
+the reranked head in cross-encoder order, and the default RRF of first-stage and
+cross-encoder ranks at three weightings (the default 1:2, then 1:1 and 2:1).
 Writes ``bench/results/rerank_modes.md``.
 
 Usage: python bench/rerank_modes.py [--max-queries 200]
@@ -23,27 +23,32 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from ragkit.beir import load_beir  # noqa: E402
-from ragkit.compare import evaluate_beir, format_table  # noqa: E402
+from ragkit.compare import ABLATIONS, evaluate_beir, format_table  # noqa: E402
 
 SETS = ("pydoc", "ops-all", "ops-vocabulary_mismatch", "ops-multi_hop")
-WEIGHTS = ((1.0, 1.0), (2.0, 1.0))
+#: other (first stage : reranker) weightings of rerank_mode="rrf", as funnel settings
+WEIGHTS = {"rerank_rrf_w1:1": {"rerank_weight": 1.0}, "rerank_rrf_w2:1": {"rerank_weight": 0.5}}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--max-queries", type=int, default=200)
     parser.add_argument("--sets", nargs="*", default=list(SETS))
+    parser.add_argument("--sets-dir", type=Path, default=ROOT / ".ragkit-cache" / "beir-sets")
+    parser.add_argument("--no-build", action="store_true", help="use the sets already in --sets-dir")
+    parser.add_argument("--result", type=Path, default=ROOT / "bench" / "results" / "rerank_modes.md")
     args = parser.parse_args()
-    base = ROOT / ".ragkit-cache" / "beir-sets"
-    subprocess.run([sys.executable, str(ROOT / "bench" / "build_beir_sets.py"), "--out", str(base)],
-                   check=True)
+    base = args.sets_dir
+    if not args.no_build:
+        subprocess.run([sys.executable, str(ROOT / "bench" / "build_beir_sets.py"), "--out", str(base)],
+                       check=True)
     sections = []
     summary = []
     for name in args.sets:
         t = time.perf_counter()
         data = load_beir(base / name)
-        report = evaluate_beir(data, candidates=100, rerank_depth=30, max_queries=args.max_queries,
-                               cache_dir=ROOT / ".ragkit-cache" / "beir", extra_weights=WEIGHTS,
+        report = evaluate_beir(data, name=name, candidates=100, max_queries=args.max_queries,
+                               cache_dir=ROOT / ".ragkit-cache" / "beir", methods={**ABLATIONS, **WEIGHTS},
                                progress=False, log=lambda m: print(m, file=sys.stderr))
         took = time.perf_counter() - t
         sections.append(f"### {name} ({len(data.corpus)} documents)\n\n```\n{format_table(report)}\n```\n"
@@ -60,13 +65,14 @@ def main() -> None:
     table.append("| mean | " + " | ".join(f"{mean[m]:.4f}" for m in methods) + " |")
     cmd = "python bench/rerank_modes.py" + (f" --max-queries {args.max_queries}")
     text = ("# How the reranker meets the first stage\n\n"
-            "nDCG@10 per set (bold: best on that set). `rerank` = RRF top-30 reordered by the "
-            "cross-encoder alone; `rerank_rrf` = RRF of the first-stage rank and the cross-encoder "
-            "rank (the default weights 1:2; `_wA:B` other weightings, first stage : reranker).\n\n"
+            "nDCG@10 per set (bold: best on that set), every method a setting of the same Funnel "
+            "(`ragkit.compare`), documents scored by their best chunk. `rerank` = the reranked head in "
+            "cross-encoder order; `default` = the funnel's defaults (RRF of the first-stage rank and the "
+            "cross-encoder rank, 1:2); `rerank_rrf_wA:B` other weightings, first stage : reranker.\n\n"
             + "\n".join(table) + "\n\n## Per set\n\n" + "\n".join(sections)
             + f"\nProduced by `{cmd}` on {dt.date.today().isoformat()} (2-core shared machine; "
             "latencies are medians per query and noisy).\n")
-    out = ROOT / "bench" / "results" / "rerank_modes.md"
+    out = args.result
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text)
     print(text)

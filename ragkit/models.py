@@ -63,6 +63,7 @@ __all__ = [
     "Reranker",
     "ScoreCache",
     "get_embedder",
+    "embedder_identity",
     "get_reranker",
     "bundled_embedder_path",
     "bundled_bge_path",
@@ -302,6 +303,26 @@ def _load_embedder(name: str | None) -> Embedder | OnnxEmbedder:
     local = Path(name)
     version = _fingerprint(local) if local.is_dir() else ""
     return Embedder(name, version or name, model)
+
+
+def embedder_identity(name: str | None = None) -> tuple[str, str]:
+    """``(name, version)`` that :func:`get_embedder` would report for ``name``, without loading it.
+
+    An index records this pair; comparing it is how a stale index is recognised cheaply.
+
+    Example:
+        >>> embedder_identity("bge")[0]
+        'BAAI/bge-small-en-v1.5'
+    """
+    name = name or os.environ.get("RAGKIT_EMBEDDER") or DEFAULT_EMBEDDER
+    if name in _DEFAULT_NAMES:
+        name = DEFAULT_EMBEDDER
+    if name in _BGE_NAMES:
+        return BGE_EMBEDDER, _fingerprint(bundled_bge_path())
+    if name in _MINILM_NAMES:
+        return MINILM_EMBEDDER, _fingerprint(bundled_embedder_path())
+    local = Path(name)
+    return name, (_fingerprint(local) if local.is_dir() else name)
 
 
 def get_embedder(name: str | None = None) -> Embedder | OnnxEmbedder:

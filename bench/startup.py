@@ -1,0 +1,86 @@
+"""Start-up cost: ``import ragkit``, and the first search in a fresh process (model loads included).
+
+Each measurement runs in a new Python process (``--runs`` times, median reported):
+
+* ``import ragkit`` wall time, and whether torch got imported (it must not);
+* opening the index (``Index.load``), the first funnel search (the embedder and the
+  cross-encoder load on first use) and a second search in the same process.
+
+Writes ``bench/results/startup.md`` (or ``--result``).
+
+Usage: python bench/startup.py [--index .ragkit-cache/index-course] [--runs 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+IMPORT = ("import time, sys; t = time.perf_counter(); import ragkit; "
+          "print(time.perf_counter() - t, 'torch' in sys.modules)")
+SEARCH = """
+import json, sys, time
+t0 = time.perf_counter()
+from ragkit.funnel import Funnel
+from ragkit.index import Index
+t1 = time.perf_counter()
+index = Index.load(sys.argv[1])
+t2 = time.perf_counter()
+funnel = Funnel(index)
+first = funnel.search(sys.argv[2])
+t3 = time.perf_counter()
+funnel.search(sys.argv[2] + " again")
+t4 = time.perf_counter()
+print(json.dumps({"import s": t1 - t0, "open index s": t2 - t1, "first search s": t3 - t2,
+                  "second search s": t4 - t3, "fresh process to first hits s": t3 - t0,
+                  "hits": len(first.hits), "embedder": index.manifest.get("embedder", {}).get("name")}))
+"""
+
+
+def main(argv: list[str] | None = None) -> str:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--index", type=Path, default=ROOT / ".ragkit-cache" / "index-course")
+    parser.add_argument("--query", default="EUR payment batch cutoff time")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--result", type=Path, default=ROOT / "bench" / "results" / "startup.md")
+    args = parser.parse_args(argv)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    imports, torch_seen = [], False
+    for _ in range(args.runs):
+        out = subprocess.run([sys.executable, "-c", IMPORT], capture_output=True, text=True, check=True,
+                             env=env).stdout.split()
+        imports.append(float(out[0]))
+        torch_seen |= out[1] == "True"
+    rows: dict[str, list[float]] = {}
+    for _ in range(args.runs):
+        out = subprocess.run([sys.executable, "-c", SEARCH, str(args.index), args.query], capture_output=True,
+                             text=True, check=True, env=env).stdout.strip().splitlines()[-1]
+        record = json.loads(out)
+        embedder = record.pop("embedder")
+        for k, v in record.items():
+            rows.setdefault(k, []).append(float(v))
+    lines = ["| measure | median s | runs |", "|---|---|---|",
+             f"| `import ragkit` | {statistics.median(imports):.2f} | {args.runs} |"]
+    lines += [f"| {k} | {statistics.median(v):.2f} | {len(v)} |" for k, v in rows.items() if k != "hits"]
+    cmd = "python bench/startup.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    text = ("# Start-up: import and first search in a fresh process\n\n"
+            f"Index `{args.index.name}` (embedder {embedder}); query {args.query!r}. torch imported by "
+            f"`import ragkit`: {'yes' if torch_seen else 'no'}.\n\n" + "\n".join(lines)
+            + f"\n\nProduced by `{cmd.strip()}` on {dt.date.today().isoformat()}, 2-core machine shared with "
+            f"other jobs (load average {os.getloadavg()[0]:.0f} at the end): wall times are inflated.\n")
+    args.result.parent.mkdir(parents=True, exist_ok=True)
+    args.result.write_text(text)
+    print(text)
+    return text
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,139 @@
+"""Every bench script runs at a tiny size and writes a result that parses (no timing assertions).
+
+Each script runs in a real subprocess on the small fixture corpus (or a tiny BEIR set built
+here), with the bundled models, and writes its Markdown table to a temporary file.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURE_CORPUS = Path(__file__).parent / "fixtures" / "corpus"
+pytestmark = pytest.mark.slow
+
+
+def run(script: str, *args: str, timeout: int = 300) -> str:
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / script), *args], capture_output=True,
+                          text=True, timeout=timeout, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc.stdout
+
+
+def table(path: Path) -> list[list[str]]:
+    """The first Markdown table in ``path`` as rows of cells (header first, separator dropped)."""
+    rows: list[str] = []
+    for line in path.read_text().splitlines():
+        if line.startswith("|"):
+            rows.append(line)
+        elif rows:
+            break  # the end of the first table
+    assert len(rows) >= 3, path.read_text()
+    cells = [[c.strip() for c in r.strip("|").split("|")] for r in rows if not re.match(r"^\|[-|]+\|$", r)]
+    assert all(len(r) == len(cells[0]) for r in cells)
+    return cells
+
+
+@pytest.fixture(scope="module")
+def tiny_index(tmp_path_factory) -> Path:
+    from ragkit.index import Index, IndexSettings
+    from ragkit.loaders import load_corpus
+
+    docs, _ = load_corpus(FIXTURE_CORPUS)
+    out = tmp_path_factory.mktemp("idx") / "index"
+    Index.build(docs, IndexSettings(embedder="bge")).save(out)
+    return out
+
+
+@pytest.fixture(scope="module")
+def tiny_sets(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("sets")
+    folder = root / "tiny"
+    (folder / "qrels").mkdir(parents=True)
+    docs = [("a", "Error E-4471 means the ledger is locked by the settlement job."),
+            ("b", "EUR batches close at 15:00 CET; later payments go the next day."),
+            ("c", "The canteen serves soup on Fridays.")]
+    (folder / "corpus.jsonl").write_text("".join(json.dumps({"_id": i, "title": "", "text": t}) + "\n"
+                                                 for i, t in docs))
+    (folder / "queries.jsonl").write_text(json.dumps({"_id": "q1", "text": "what is E-4471"}) + "\n"
+                                          + json.dumps({"_id": "q2", "text": "euro batch cutoff"}) + "\n")
+    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\ta\t1\nq2\tb\t1\n")
+    return root
+
+
+def test_scale(tmp_path):
+    out = tmp_path / "scale.md"
+    run("scale.py", "--sizes", "400", "--queries", "10", "--lexical-queries", "5", "--result", str(out))
+    rows = {r[0]: r[1] for r in table(out)[1:]}
+    assert 0.0 <= float(rows["hnsw recall@10 vs exact"]) <= 1.0
+    assert float(rows["ratio ragkit/bm25s"]) > 0
+
+
+def test_index_throughput(tmp_path):
+    out = tmp_path / "it.md"
+    run("index_throughput.py", "--corpus", str(FIXTURE_CORPUS), "--sample", "4", "--embedders", "bge",
+        "--full", "bge", "--result", str(out))
+    rows = table(out)
+    assert rows[1][0] == "bge" and float(rows[1][3]) > 0 and float(rows[1][4]) > 0
+
+
+def test_rerank_cost(tmp_path, tiny_index):
+    out = tmp_path / "rc.md"
+    run("rerank_cost.py", "--index", str(tiny_index), "--max-cases", "2", "--latency-queries", "1",
+        "--result", str(out))
+    rows = table(out)
+    assert len(rows) == 1 + 7 and all(0.0 <= float(r[1]) <= 1.0 for r in rows[1:])
+
+
+def test_quality(tmp_path, tiny_sets):
+    out = tmp_path / "q.md"
+    run("quality.py", "--sets", "tiny", "--sets-dir", str(tiny_sets), "--cache", str(tmp_path / "cache"),
+        "--variants", "d10", "--max-queries", "2", "--result", str(out))
+    rows = table(out)
+    assert rows[0][:3] == ["set", "embedder", "queries"] and rows[1][0] == "tiny"
+    assert all(0.0 <= float(c.strip("*")) <= 1.0 for c in rows[1][3:])
+
+
+def test_rerank_modes(tmp_path, tiny_sets):
+    out = tmp_path / "rm.md"
+    run("rerank_modes.py", "--sets", "tiny", "--sets-dir", str(tiny_sets), "--no-build", "--max-queries", "2",
+        "--result", str(out))
+    rows = table(out)
+    assert rows[1][0] == "tiny" and "default" in rows[0]
+
+
+def test_startup(tmp_path, tiny_index):
+    out = tmp_path / "s.md"
+    run("startup.py", "--index", str(tiny_index), "--runs", "1", "--query", "ledger", "--result", str(out))
+    rows = {r[0]: float(r[1]) for r in table(out)[1:]}
+    assert rows["`import ragkit`"] > 0 and "first search s" in rows
+    assert "torch imported by `import ragkit`: no" in out.read_text()
+
+
+def test_build_beir_sets(tmp_path):
+    run("build_beir_sets.py", "--only", "pydoc", "--out", str(tmp_path))
+    from ragkit.beir import load_beir
+
+    data = load_beir(tmp_path / "pydoc")
+    assert len(data.queries) > 50 and all(len(r) == 1 for r in data.qrels.values())
+
+
+def test_funnel_latency(tmp_path):
+    out = tmp_path / "fl.md"
+    run("funnel_latency.py", "--corpus", str(FIXTURE_CORPUS), "--queries", "2", "--result", str(out))
+    rows = {r[0]: r[1] for r in table(out)[1:]}
+    assert float(rows["save"]) >= 0
+    assert "| total |" in out.read_text()
+
+
+def test_corpus_recall(tmp_path, tiny_index):
+    out = tmp_path / "cr.md"
+    run("corpus_recall.py", "--index", str(tiny_index), "--result", str(out))
+    rows = table(out)
+    assert rows[1][0] == "all" and all("/" in c for c in rows[1][2:])
