@@ -27,6 +27,8 @@ on loopback replays request/response pairs in each API's format through the real
 They check the protocol, not the quality of any model's answers.
 
 Example:
+    >>> client_from_env(env={"RAGKIT_LLM": "ollama:qwen2.5:7b"}).base_url
+    'http://localhost:11434/v1/'
     >>> client = client_from_env()                                  # doctest: +SKIP
     >>> result = run_tool_loop(client, toolbox, "EUR cutoff for acme?")   # doctest: +SKIP
     >>> result.answer, [c["name"] for c in result.tool_calls]       # doctest: +SKIP

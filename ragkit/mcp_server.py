@@ -23,6 +23,8 @@ Register it in an MCP host (e.g. ``claude_desktop_config.json``)::
                "--tenant", "acme", "--groups", "ops"]}}}
 
 Example:
+    >>> print(caller_scope("acme", "ops,finance"))
+    tenant=acme, finance,ops
     >>> server = build_server(Toolbox(index, Scope("acme", ["ops"])))   # doctest: +SKIP
     >>> anyio.run(serve_stdio, server)                                    # doctest: +SKIP
 """

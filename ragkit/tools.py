@@ -20,6 +20,10 @@ Every response is a JSON-ready dict ``{"tool", "ok", "notices", ..., "tokens", "
 response without its trace).
 
 Example:
+    >>> [t["name"] for t in anthropic_tools()]
+    ['search_knowledge', 'retrieve_documents', 'related_documents']
+    >>> openai_tools()[0]["function"]["parameters"]["required"]
+    ['query']
     >>> box = Toolbox(index, Scope("acme", ["ops"]))                      # doctest: +SKIP
     >>> box.call("search_knowledge", {"query": "EUR cutoff", "k": 3})["results"][0]["citation"]
     ... # doctest: +SKIP
