@@ -729,3 +729,92 @@ def test_ex08_wrong_answers(change: str, replacement: str, words: str) -> None:
     exec(src.replace(change, replacement), ns)
     result = outcome(ex, ns)
     assert result.status == "failed" and words in result.message, result
+
+
+# ----------------------------------------------------------------------------- other correct solutions pass
+
+
+def test_ex05_other_correct_solution_passes() -> None:
+    """Lags as a dict, nearest-rank percentiles from numpy, the verdict written another way."""
+    import numpy as np
+
+    ex = load(5)
+    ns = ex05_fixture()
+    docs = ns["docs"]
+    lags = {
+        d.doc_id: (d.envelope.ingested_at - d.envelope.published_at) / dt.timedelta(hours=1) for d in docs
+    }
+    values = np.array(list(lags.values()))
+    summary = {f"p{q}": float(np.percentile(values, q, method="nearest")) for q in (50, 95, 99)}
+    summary["max"] = float(values.max())
+    late = dict(sorted(((k, v) for k, v in lags.items() if v > ex.CEILING_H), key=lambda kv: -kv[1]))
+    meets = not (summary["p95"] > ex.P95_TARGET_H or late)
+    result = ex.check_values(docs=docs, lags=lags, summary=summary, late=late, meets_objective=meets)
+    assert result.passed, result.message
+
+
+def test_ex06_other_correct_solution_passes() -> None:
+    """Percentiles by numpy's inverted-CDF definition; the tail term read off a loop."""
+    import numpy as np
+    import pandas as pd
+
+    ex = load(6)
+    ns = run_work(ex, "solution", ex06_fixture())
+    tasks = ns["tasks"]
+    percentiles = pd.DataFrame(
+        {t: [np.percentile(tasks[t], q, method="inverted_cdf") for q in (50, 95)] for t in tasks.columns},
+        index=["p50", "p95"],
+    )
+    ratios = {t: percentiles.loc["p95", t] / percentiles.loc["p50", t] for t in tasks.columns}
+    dominant = max(ratios, key=ratios.get)
+    result = ex.check_values(
+        cases=ns["cases"],
+        traces=ns["traces"],
+        task_row=ns["task_row"],
+        tasks=tasks,
+        percentiles=percentiles,
+        dominant=dominant,
+    )
+    assert result.passed, result.message
+
+
+def test_ex07_other_conflict_cases_pass(ex07_setup: dict[str, Any]) -> None:
+    """Different documents, tenants and dates than the reference: judged by what the records must show."""
+    ex = load(7)
+    ns = run_work(ex, "solution", dict(ex07_setup))
+    evidence, scope = ns["evidence"], ns["Scope"]
+    cases = [
+        {
+            "question": "What is the duplicate-detection window on 1 December 2025?",
+            "as_of": "2025-12-01",
+            "caller": scope("initech", ["ops"]),
+            "expected": "72 hours",
+            "evidence": [
+                evidence("pol-duplicate-detection-v1", "detection-window"),
+                evidence("pol-duplicate-detection-v2", "detection-window"),
+            ],
+        },
+        {
+            "question": "Which EUR settlement cutoff applies to Umbrella on 21 January 2026?",
+            "as_of": "2026-01-21",
+            "caller": scope("umbrella", ["ops"]),
+            "expected": "4 pm",
+            "evidence": [evidence("policy-v3", "cutoffs-for-migrated-tenants"), evidence("ops-8469-c1")],
+        },
+        {
+            "question": "Which EUR settlement cutoff applies to Globex on 16 February 2026?",
+            "as_of": "2026-02-16",
+            "caller": scope("globex", ["ops"]),
+            "expected": "15.00",
+            "evidence": [
+                evidence("ops-7210-c1"),
+                evidence("policy-v3", "cutoffs-for-migrated-tenants"),
+                evidence("ro-3239"),
+            ],
+        },
+    ]
+    records = [
+        ns["resolve"](c["question"], c["evidence"], as_of=c["as_of"], caller=c["caller"]) for c in cases
+    ]
+    result = ex.check_values(conflict_cases=cases, records=records, justified=ns["justified"])
+    assert result.passed, result.message
