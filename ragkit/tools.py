@@ -528,7 +528,7 @@ class Toolbox:
             raise self._empty_query(spec)
         query = query.strip()
         notices: list[str] = []
-        k = s.default_k if k is None else k
+        k = s.default_k if k is None else int(k)  # JSON Schema lets 4.0 pass as an integer
         deliver = min(k, s.max_k)
         if k > s.max_k:
             notices.append(f"k={k} is above this server's ceiling of {s.max_k}: at most {s.max_k} results "

@@ -209,6 +209,11 @@ def test_chat_accepts_system_messages_and_tool_dicts(httpserver):
     assert reply.text and reply.usage.input_tokens == 1430
 
 
+def test_lexical_toolbox_search_accepts_integral_floats(toolbox):
+    resp = toolbox.call("search_knowledge", '{"query": "EUR cutoff", "k": 2.0}')
+    assert resp["ok"] and len(resp["results"]) == 2
+
+
 # -- configuration from the environment ---------------------------------------------------------
 def test_missing_configuration_points_to_the_offline_agent():
     from ragkit.llm import configured
