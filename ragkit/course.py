@@ -95,18 +95,23 @@ def course_index(progress: bool = True, *, chunker: str = "structure", preamble:
 
 def _variant(chunker: str, preamble: str, progress: bool) -> Any:
     from ragkit.chunking import ChunkerSettings
+    from ragkit.errors import IndexStateError
     from ragkit.index import Index, IndexSettings
 
     settings = IndexSettings(chunker=ChunkerSettings(method=chunker, preamble=preamble))  # validates both
     path = course_variant_path(chunker, preamble)
     docs, _ = course_documents()
-    if (path / "manifest.json").exists():
-        index = Index.load(path)
-        if index.settings == settings:
-            change = index.sync(docs, progress=progress)
-            if change.added or change.updated or change.deleted:
-                index.save(path)
-            return index
+    index = None
+    if (path / "CURRENT").exists() or (path / "manifest.json").exists():
+        try:
+            index = Index.load(path)
+        except IndexStateError:
+            index = None  # another format or damaged: build it again below
+    if index is not None and index.settings == settings:
+        change = index.sync(docs, progress=progress)
+        if change.added or change.updated or change.deleted:
+            index.save(path)
+        return index
     index = Index.build(docs, settings, progress=progress)
     index.save(path)
     return index

@@ -134,33 +134,34 @@ def plot_funnel(result: Any, *, top: int = 12, ax: Any = None) -> Any:
     return ax
 
 
-def _long_recall(table: Any, metric: str) -> Any:
+def _long_recall(table: Any, metric: str, hue: str = "method") -> Any:
     frame = table.reset_index() if "tag" not in getattr(table, "columns", ()) else table
-    missing = {"tag", "method", metric} - set(frame.columns)
+    missing = {"tag", hue, metric} - set(frame.columns)
     if missing:
         raise ValidationError(f"the recall table lacks {sorted(missing)}; pass the frame that "
-                              "ragkit.evaluation.candidate_recall returned (or columns tag, method, "
-                              f"{metric})", field="table")
+                              "ragkit.evaluation.candidate_recall returned (or columns tag, "
+                              f"{hue}, {metric})", field="table")
     return frame
 
 
 def plot_recall_by_tag(table: Any, *, metric: str = "set_recall", tags: Sequence[str] | None = None,
-                       ax: Any = None) -> Any:
-    """Bars of candidate recall per case tag, one bar per retriever (``method``).
+                       hue: str = "method", ax: Any = None) -> Any:
+    """Bars of candidate recall per case tag, one bar per retriever (or per ``hue`` value).
 
     Args:
         table: :func:`ragkit.evaluation.candidate_recall` output (indexed by tag and method),
             or any frame with columns ``tag``, ``method`` and ``metric``.
         metric: the column to plot (``set_recall`` or ``item_recall``).
         tags: the tags to show, in order (default: every tag, ``all`` first).
+        hue: the column that tells the bars of one tag apart (e.g. ``chunker``).
     """
     import seaborn as sns
 
-    frame = _long_recall(table, metric)
+    frame = _long_recall(table, metric, hue)
     order = list(tags) if tags is not None else sorted(frame["tag"].unique(), key=lambda t: (t != "all", t))
     frame = frame[frame["tag"].isin(order)]
     ax = _axes(ax, (9, 4))
-    sns.barplot(data=frame, x="tag", y=metric, hue="method", order=order, ax=ax)
+    sns.barplot(data=frame, x="tag", y=metric, hue=hue, order=order, ax=ax)
     ax.set(ylim=(0, 1.05), xlabel="case tag", ylabel=metric.replace("_", " "))
     ax.tick_params(axis="x", labelrotation=30)
     return ax
