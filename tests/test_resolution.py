@@ -644,3 +644,41 @@ def test_how_a_problem_was_spotted_is_not_its_cause() -> None:
         effective_from="2025-06-01",
     )
     assert resolve("What was the root cause of OPS-4?", [c], "2025-07-01", ACME).status == "insufficient"
+
+
+@pytest.mark.slow
+def test_end_to_end_from_real_tool_items_and_funnel_hits() -> None:
+    """Evidence rebuilt from the real toolbox and funnel over the cached course index."""
+    from ragkit.citations import verify
+    from ragkit.course import course_index
+    from ragkit.funnel import Funnel
+    from ragkit.tools import Toolbox
+
+    index = course_index(progress=False)
+    scope = Scope("acme", ["ops"])
+    box = Toolbox(index, scope)
+    ids = [
+        "ops-2987-c3#top",
+        "runbook-v2#eur-cutoff",
+        "policy-v3#cutoffs-for-migrated-tenants",
+        "ro-7719#result",
+    ]
+    response = box.call("retrieve_documents", {"ids": ids})
+    assert response["ok"], response
+    evidence = [Evidence.from_tool_item(item) for item in response["documents"]]
+    for e in evidence:
+        assert index.documents[e.doc_id].text[e.start : e.end] == e.text
+    record = resolve(QUESTION, evidence, "2026-01-19", scope)
+    assert record.value == "15:00" and record.decision.doc_id == "policy-v3"  # type: ignore[union-attr]
+    assert reasons(record)["ops-2987-c3"] == "condition_met"
+    answer = f"Acme's Monday EUR batch closes at {record.decision.surface} [{record.decision.citation}]."  # type: ignore[union-attr]
+    assert verify(answer, evidence, scope, question=QUESTION).ok
+
+    result = Funnel(index).search(QUESTION, scope=scope)
+    hits = [Evidence.from_hit(h, index) for h in result.hits]
+    assert hits and all(index.documents[e.doc_id].text[e.start : e.end] == e.text for e in hits)
+    record = resolve(QUESTION, hits, "2026-01-19", scope)
+    # one search delivers schedules and the rollout record but not policy v3 (measured): resolve must then
+    # say insufficient, never fall back on the stale or ended 16:00
+    assert record.status != "decided" or record.value == "15:00"
+    assert record.value != "16:00"
