@@ -30,7 +30,8 @@ __all__ = ["declarative_rewrite", "query_variants", "multi_query"]
 
 _AUX = r"(?:is|are|was|were|does|do|did|has|have|had|should|can|will|would)"
 _IRREGULAR = {"fail": "failed", "break": "broke", "run": "ran", "go": "went", "take": "took",
-              "win": "won", "begin": "began", "send": "sent", "stop": "stopped", "ship": "shipped", "hold": "held"}
+              "win": "won", "begin": "began", "send": "sent", "stop": "stopped", "ship": "shipped",
+              "hold": "held"}
 _NOT_VERBS = {"as", "is", "was", "has", "this", "its", "us", "our", "yes", "less", "across", "plus"}
 
 

@@ -23,7 +23,8 @@ def _chunk(doc: str, text: str, start: int, end: int, anchor: str) -> Chunk:
 def _index() -> SimpleNamespace:
     eur = TEXT_A.index("## EUR")
     gbp = TEXT_A.index("## GBP")
-    rows = [_chunk("a", TEXT_A, eur, gbp - 2, "eur-cutoff"), _chunk("a", TEXT_A, gbp, len(TEXT_A) - 1, "gbp-cutoff"),
+    rows = [_chunk("a", TEXT_A, eur, gbp - 2, "eur-cutoff"),
+            _chunk("a", TEXT_A, gbp, len(TEXT_A) - 1, "gbp-cutoff"),
             _chunk("b", TEXT_B, 0, 20, "top"), _chunk("b", TEXT_B, 8, len(TEXT_B), "top")]
     docs = {"a": SimpleNamespace(text=TEXT_A), "b": SimpleNamespace(text=TEXT_B)}
     return SimpleNamespace(rows=rows, documents=docs, sections={})
@@ -62,7 +63,8 @@ def test_delivered_coverage_reads_chunk_and_section():
     out = delivered_coverage(index, case, SimpleNamespace(hits=[whole]))
     assert out["in_section"] and out["truncated"]
     cut = SimpleNamespace(doc_id="b", row=2, section_id="b#top", section_text=TEXT_B[:30], truncated=True)
-    assert not delivered_coverage(index, case, SimpleNamespace(hits=[cut]))["in_section"]  # cut before the quote
+    # the section was cut before the quote
+    assert not delivered_coverage(index, case, SimpleNamespace(hits=[cut]))["in_section"]
 
 
 @pytest.mark.slow
