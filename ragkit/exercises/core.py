@@ -22,7 +22,6 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import random
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,6 +33,8 @@ __all__ = [
     "Outcome",
     "Exercise",
     "Failure",
+    "NotAttempted",
+    "Shown",
     "sample_cases",
     "course_cases",
 ]
@@ -188,25 +189,38 @@ class Exercise:
             values = {name: found.get(name) for name in self.variables}
         return self.check_values(**values)
 
-    def hint(self, n: int | None = None) -> str:
+    def hint(self, n: int | None = None) -> Shown:
         """The next hint (first a nudge, then stronger pointers); ``n`` picks one (1-based)."""
         if n is None:
             self._hints_shown = min(self._hints_shown + 1, len(self.hints))
             n = self._hints_shown
         n = max(1, min(n, len(self.hints)))
-        text = f"Hint {n} of {len(self.hints)}: {self.hints[n - 1]}"
-        _show(text)
-        return text
+        return Shown(f"Hint {n} of {len(self.hints)}: {self.hints[n - 1]}")
 
-    def solution(self) -> str:
+    def solution(self) -> Shown:
         """The reference solution of the gaps, as code."""
-        text = f"Solution to exercise {self.number}:\n\n{self.solution_code}"
-        _show(text)
-        return text
+        return Shown(f"Solution to exercise {self.number}:", code=self.solution_code)
 
 
-def _show(text: str) -> None:
-    print(text, file=sys.stdout)
+class Shown(str):
+    """Text for the learner: a ``str`` that a notebook renders as Markdown (code as a code block)."""
+
+    code: str
+
+    def __new__(cls, text: str, *, code: str = "") -> Shown:
+        shown = super().__new__(cls, f"{text}\n\n{code}" if code else text)
+        shown.code = code
+        return shown
+
+    def __repr__(self) -> str:
+        return str(self)
+
+    def _repr_markdown_(self) -> str:
+        if self.code:
+            head = str(self)[: len(str(self)) - len(self.code)].strip()
+            return f'<span style="color:#3366cc">{head}</span>\n\n```python\n{self.code}\n```'
+        head, _, rest = str(self).partition(":")
+        return f'<span style="color:#3366cc">{head}:</span>{rest}'
 
 
 def _caller_globals() -> dict[str, Any]:
