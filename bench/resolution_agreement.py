@@ -68,7 +68,7 @@ def main() -> int:
         table,
         "",
         f"Produced by `python bench/resolution_agreement.py{' --all' if args.all else ''}` in {seconds:.1f}s "
-        "(pure Python, no models).",
+        "(pure Python, no models; on a shared, loaded machine).",
         "",
         "## Disagreements",
         "",
