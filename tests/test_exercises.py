@@ -83,6 +83,14 @@ def test_hints_are_graded_and_solution_shows_code() -> None:
     assert "def failed" in shown and "```python" in shown._repr_markdown_()
 
 
+def test_learner_code_that_raises_is_a_failure_not_a_crash() -> None:
+    ex = load(1)
+    ns = run_work(ex, "solution", ex01_fixture())
+    ns["in_candidates"] = lambda case, result: result.trace.candidate_list  # no such attribute
+    result = outcome(ex, ns)
+    assert result.status == "failed" and "AttributeError" in result.message
+
+
 def test_check_reads_the_callers_globals() -> None:
     module = load(5)
     assert module.check().status == "not_attempted"  # none of the names exists in this module

@@ -180,6 +180,13 @@ class Exercise:
             return Outcome("not_attempted", str(exc))
         except Failure as exc:
             return Outcome("failed", str(exc))
+        except Exception as exc:  # the learner's functions run inside the check: say where it broke
+            return Outcome(
+                "failed",
+                f"checking your work raised {type(exc).__name__}: {exc}. One of your functions "
+                "or variables does not have the shape the exercise expects; rerun the cells from the "
+                "top and compare with the starter's signatures.",
+            )
         return Outcome("passed", message)
 
     def check(self, **values: Any) -> Outcome:
