@@ -92,8 +92,7 @@ def main() -> int:
             "## For reference: every answerable case",
             "",
             "The same comparison on all answerable cases, most of which are not conflicts (identifier, "
-            "vocabulary-mismatch and multi-hop cases ask for free text, bank names or tickets, which the "
-            "value reader handles less well; lexical decoys are often rejected for a date reason instead). "
+            "vocabulary-mismatch, multi-hop and scoped cases). "
             "Not a bar; `python bench/resolution_agreement.py --all` lists each disagreement.",
             "",
             agreement_table(others, list(TAGS)),
