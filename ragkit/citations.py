@@ -205,8 +205,33 @@ def _as_scope(caller: Any) -> Scope | None:
 
 
 def _resolve(c: Citation, delivered: Sequence[Evidence]) -> list[Evidence]:
+    """Delivered spans a citation names: the same ``doc#anchor`` (or chunk of it), or that section
+    cut out of a whole document delivered in this run (``retrieve_documents`` of a doc id)."""
     text = c.text
-    return [e for e in delivered if e.citation == text or e.chunk_id.split("~")[0] == text]
+    found = [e for e in delivered if e.citation == text or e.chunk_id.split("~")[0] == text]
+    if found:
+        return found
+    from ragkit.chunking import sections
+
+    for e in delivered:
+        if e.doc_id == c.doc_id and not e.anchor:
+            for sec in sections(e.text):
+                if sec.anchor == c.anchor:
+                    start = e.start + sec.start if e.start >= 0 else -1
+                    return [
+                        Evidence(
+                            text,
+                            e.doc_id,
+                            c.anchor,
+                            e.text[sec.start : sec.end],
+                            e.envelope,
+                            start,
+                            start + (sec.end - sec.start) if start >= 0 else -1,
+                            e.chunk_id,
+                            e.query,
+                        )
+                    ]
+    return []
 
 
 def verify(

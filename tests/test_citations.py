@@ -133,3 +133,13 @@ def test_values_restated_from_the_question_are_not_checked(delivered: list[Evide
     assert verify(answer, delivered, question=q).ok
     wrong = "On 19 January 2026 Acme's EUR cutoff is 16:00 [policy-v3#cutoffs-for-migrated-tenants]."
     assert not verify(wrong, delivered, question=q).ok
+
+
+def test_a_section_of_a_whole_delivered_document_resolves() -> None:
+    [doc] = load_file(DOCS / "global" / "policy" / "policy-v3.md", root=DOCS)
+    whole = Evidence.from_document(doc)  # delivered whole, e.g. retrieve_documents(["policy-v3"])
+    v = verify("Migrated tenants use 15:00 [policy-v3#cutoffs-for-migrated-tenants].", [whole])
+    assert v.ok, str(v)
+    cite = v.claims[0].citations[0]
+    assert doc.text[cite.start : cite.end].startswith("## Cutoffs for migrated tenants")
+    assert not verify("GBP closes at 15:00 [policy-v3#other-currencies].", [whole]).ok
