@@ -195,6 +195,17 @@ def _as_moment(as_of: Any) -> dt.datetime | None:
     return parse_time(as_of, field_name="as_of")
 
 
+def _section_citation(ev: Evidence, position: int) -> str:
+    """The citation of a span; for a whole delivered document, ``doc#anchor`` of the section holding
+    ``position`` (answers cite sections, ``[doc_id#anchor]``)."""
+    if ev.anchor:
+        return ev.citation
+    from ragkit.chunking import sections
+
+    inside = [s for s in sections(ev.text) if s.start <= position < s.end]
+    return f"{ev.doc_id}#{inside[-1].anchor}" if inside else ev.citation
+
+
 def _names(item: _Item, ident: str) -> bool:
     """Whether a source names an identifier: in its title, its text, or as a part of its doc id."""
     env = item.ev.envelope
@@ -778,7 +789,7 @@ class _Resolver:
                 kind=v.kind,
                 value=v.value,
                 surface=v.surface,
-                citation=ev.citation,
+                citation=_section_citation(ev, v.start),
                 doc_id=ev.doc_id,
                 start=v.start + offset if offset is not None else -1,
                 end=v.end + offset if offset is not None else -1,

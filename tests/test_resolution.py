@@ -682,3 +682,12 @@ def test_end_to_end_from_real_tool_items_and_funnel_hits() -> None:
     # say insufficient, never fall back on the stale or ended 16:00
     assert record.status != "decided" or record.value == "15:00"
     assert record.value != "16:00"
+
+
+def test_a_decision_from_a_whole_document_cites_its_section() -> None:
+    [doc] = load_file(DOCS / "global" / "policy" / "policy-v3.md", root=DOCS)
+    record = resolve(QUESTION, [Evidence.from_document(doc)], "2026-01-19", ACME)
+    assert (
+        record.decision is not None and record.decision.citation == "policy-v3#cutoffs-for-migrated-tenants"
+    )
+    assert doc.text[record.decision.start : record.decision.end] == "15:00"
