@@ -277,3 +277,30 @@ def test_ask_bad_llm_settings_exit_2_with_one_line(tmp_path):
     assert out.stderr.count("\n") == 1 and "set OPENAI_API_KEY" in out.stderr
     out = _ask(tmp_path, RAGKIT_LLM="gemini:pro")
     assert out.returncode == 2 and "provider:model" in out.stderr and out.stderr.count("\n") == 1
+
+
+@pytest.mark.slow
+def test_ragkit_ask_end_to_end_over_http(httpserver, tmp_path, embedder):
+    """`ragkit ask --json` as a subprocess: real index and funnel, the SDK talking to the loopback server."""
+    import os
+
+    docs, _ = load_corpus(FIXTURES / "corpus")
+    Index.build(docs, embedder=embedder).save(tmp_path / "index")
+    _serve(httpserver, "openai_tool_call.json")
+    _serve(httpserver, "openai_answer.json")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RAGKIT_LLM", "OPENAI", "ANTHROPIC"))}
+    env.update(RAGKIT_LLM="openai:gpt-4.1-mini", OPENAI_API_KEY="sk-test", OMP_NUM_THREADS="1",
+               OPENAI_BASE_URL=httpserver.url_for("/v1"), RAGKIT_LLM_MAX_RETRIES="0")
+    out = subprocess.run([sys.executable, "-m", "ragkit.cli", "ask", "What is the EUR cutoff?", "--index",
+                          str(tmp_path / "index"), "--tenant", "acme", "--groups", "ops", "--as-of",
+                          "2026-01-19", "--json"], capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert result["answer"] == "EUR batches close at 16:00 CET [settlement-runbook-v2#eur-cutoff]."
+    (call,) = result["tool_calls"]
+    assert call["name"] == "search_knowledge" and call["ok"] and call["response"]["trace"]["summary"]
+    cited = [r["citation"] for r in call["response"]["results"]]
+    assert "settlement-runbook-v2#eur-cutoff" in cited
+    second = _bodies(httpserver)[1]
+    assert second["messages"][-1]["content"].startswith('<untrusted_evidence source="ragkit:search_')
+    assert 'valid_at="2026-01-19"' in second["messages"][0]["content"]
