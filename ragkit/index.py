@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import itertools
 import json
 import os
 import threading
@@ -203,6 +204,20 @@ class Segment:
         return len(self.rows)
 
     @cached_property
+    def doc_ids(self) -> list[str]:
+        return [d.doc_id for d in self.documents]
+
+    @cached_property
+    def row_local_doc(self) -> np.ndarray:
+        """For each row, the position of its document in :attr:`documents`."""
+        pos = {d: i for i, d in enumerate(self.doc_ids)}
+        return np.fromiter((pos[c.doc_id] for c in self.rows), dtype=np.int64, count=len(self.rows))
+
+    @cached_property
+    def section_map(self) -> dict[str, Chunk]:
+        return {c.chunk_id: c for c in self.sections}
+
+    @cached_property
     def rows_by_doc(self) -> dict[str, int]:
         """Rows per document in this segment."""
         out: dict[str, int] = {}
@@ -304,20 +319,28 @@ class Snapshot:
         self.documents: dict[str, Document] = {}
         self.sections: dict[str, Chunk] = {}
         rows: list[Chunk] = []
-        live_parts = []
-        for seg in self.segments:
-            for d in seg.documents:
-                if doc_home.get(d.doc_id) == seg.name:
+        live_parts, doc_parts = [], []
+        for seg in self.segments:  # vectorised per segment: an update costs O(documents), not O(rows)
+            alive = np.fromiter((doc_home.get(d) == seg.name for d in seg.doc_ids), dtype=bool,
+                                count=len(seg.doc_ids))
+            base = len(self.documents)
+            for d, ok in zip(seg.documents, alive, strict=True):
+                if ok:
                     if relocated and d.doc_id in relocated:  # same content, source file moved
                         d = Document(replace(d.envelope, source_path=relocated[d.doc_id]), d.text)
                     self.documents[d.doc_id] = d
-            for c in seg.sections:
-                if doc_home.get(c.doc_id) == seg.name:
-                    self.sections[c.chunk_id] = c
-            live = np.fromiter((doc_home.get(c.doc_id) == seg.name for c in seg.rows), dtype=bool,
-                               count=len(seg.rows))
+            position = np.full(len(seg.doc_ids), -1, dtype=np.int64)
+            position[alive] = np.arange(base, base + int(alive.sum()))
+            live = alive[seg.row_local_doc] if len(seg.rows) else np.zeros(0, dtype=bool)
+            if alive.all():
+                rows.extend(seg.rows)
+                self.sections.update(seg.section_map)
+            else:
+                rows.extend(itertools.compress(seg.rows, live))
+                dead = {d for d, ok in zip(seg.doc_ids, alive, strict=True) if not ok}
+                self.sections.update((k, c) for k, c in seg.section_map.items() if c.doc_id not in dead)
             live_parts.append(live)
-            rows.extend(c for c, ok in zip(seg.rows, live, strict=True) if ok)
+            doc_parts.append(position[seg.row_local_doc][live] if len(seg.rows) else np.zeros(0, np.int64))
         self.rows = rows
         self.live = np.concatenate(live_parts) if live_parts else np.zeros(0, dtype=bool)
         self.row_slot = np.flatnonzero(self.live)
@@ -325,8 +348,7 @@ class Snapshot:
         self.slot_row[self.row_slot] = np.arange(len(self.row_slot))
         self._doc_order = list(self.documents)
         self._envelopes = [self.documents[d].envelope for d in self._doc_order]
-        pos = {d: i for i, d in enumerate(self._doc_order)}
-        self.row_doc = np.fromiter((pos[c.doc_id] for c in rows), dtype=np.int64, count=len(rows))
+        self.row_doc = np.concatenate(doc_parts).astype(np.int64) if doc_parts else np.zeros(0, np.int64)
         self.lexical = SegmentedBM25([s.postings for s in self.segments], self.live,
                                      stemmer=settings.bm25_stemmer, stopwords=settings.bm25_stopwords)
 
@@ -561,8 +583,10 @@ class Index:
             doc_home.pop(doc_id, None)
         segments = _merge_if_needed(segments, doc_home)
         now = _now()
-        manifest = json.loads(json.dumps(self.manifest))  # copy: readers never see a half update
-        manifest.setdefault("doc_fingerprints", {})
+        manifest = dict(self.manifest)  # copy what changes: readers never see a half update
+        for key in ("doc_fingerprints", "indexed_at", "source_changed_at", "relocated"):
+            manifest[key] = dict(manifest.get(key) or {})
+        manifest["tombstones"] = list(manifest.get("tombstones") or [])
         for d in changed:
             manifest["doc_fingerprints"][d.doc_id] = _doc_fingerprint(d)
             manifest.setdefault("indexed_at", {})[d.doc_id] = now

@@ -195,7 +195,7 @@ def commit_generation(root: Path, manifest: dict[str, Any]) -> str:
     name = f"gen-{int(manifest['generation']):06d}.json"
     body = {k: v for k, v in manifest.items() if k != "checksum"}
     body["checksum"] = _body_checksum(body)
-    data = json.dumps(body, indent=1, sort_keys=True).encode()
+    data = json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
     tmp = root / (name + ".tmp")
     with open(tmp, "wb") as fh:
         fh.write(data)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from dataclasses import replace
 
 import numpy as np
@@ -222,10 +223,12 @@ def test_concurrent_searches_see_one_version_never_a_mix():
     errors: list[str] = []
     searches = [0]
 
+    flips = [0]
+
     def writer():
-        flip = 0
         while not stop.is_set():
-            flip += 1
+            flips[0] += 1
+            flip = flips[0]
             idx.sync(_versioned("B" if flip % 2 else "A", n=6 if flip % 3 else 5))
 
     def reader():
@@ -246,8 +249,11 @@ def test_concurrent_searches_see_one_version_never_a_mix():
     threads = [threading.Thread(target=writer)] + [threading.Thread(target=reader) for _ in range(2)]
     for t in threads:
         t.start()
-    threading.Event().wait(2.0)
+    deadline = time.monotonic() + 60  # long enough on a loaded machine
+    while (searches[0] < 40 or flips[0] < 10) and time.monotonic() < deadline and not errors:
+        time.sleep(0.05)
     stop.set()
     for t in threads:
         t.join()
-    assert searches[0] > 20 and not errors, errors[:3]
+    assert not errors, errors[:3]
+    assert searches[0] >= 40 and flips[0] >= 10
