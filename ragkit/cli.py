@@ -178,7 +178,7 @@ def sync_cmd(
     watch: Annotated[bool, typer.Option(help="keep polling and apply changes as they happen")] = False,
     interval: Annotated[str, typer.Option(help="poll interval with --watch (e.g. 2s, 1m)")] = "2s",
     full_every: Annotated[str, typer.Option(help="full reconciliation period with --watch")] = "5m",
-    max_polls: Annotated[int, typer.Option(help="with --watch: stop after N polls (0 = never)")] = 0,
+    max_polls: Annotated[str, typer.Option(help="with --watch: stop after N polls (0 = never)")] = "0",
     recover: Annotated[bool, typer.Option(help="first point the index at its newest intact generation")]
     = False,
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON object (without --watch)")] = False,
@@ -190,15 +190,16 @@ def sync_cmd(
     try:
         every, full = parse_duration(interval, field_name="--interval"), \
             parse_duration(full_every, field_name="--full-every")
-        if max_polls < 0:
-            raise ValueError(f"--max-polls={max_polls} must be 0 (never stop) or more")
+        if not max_polls.isdigit():
+            raise ValueError(f"--max-polls={max_polls!r} must be a whole number >= 0 (0 = never stop)")
+        polls = int(max_polls)
         if not folder.is_dir():
             raise ValueError(f"{folder} is not a folder; pass the folder the index should mirror")
         if recover:
             Index.recover(index)
         if watch:
             Watcher(folder, index, interval=every, full_every=full, log=typer.echo).run(
-                max_polls=max_polls or None)
+                max_polls=polls or None)
             return
         result = sync_folder(folder, index)
     except (RagkitError, ValueError) as exc:

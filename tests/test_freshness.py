@@ -126,6 +126,7 @@ def test_parse_duration():
     ["sync", "DIR", "--index", "IDX", "--interval", "-1"],
     ["sync", "DIR", "--index", "IDX", "--full-every", "often"],
     ["sync", "DIR", "--index", "IDX", "--max-polls", "-3"],
+    ["sync", "DIR", "--index", "IDX", "--max-polls", "many"],
     ["sync", "NOT-A-FOLDER", "--index", "IDX"],
     ["staleness", "--index", "NOT-AN-INDEX"],
 ])
