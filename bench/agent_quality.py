@@ -90,8 +90,14 @@ class SnapshotToolbox:
         if name == "retrieve_documents" and response.get("ok"):
             response["documents"] = [d for d in response["documents"] if not self._late(d)]
             if not response["documents"]:
-                response = {"tool": name, "ok": False, "notices": [], "tokens": 20, "trace": {},
-                            "error": {"code": "unknown_id", "message": "no document is available to you"}}
+                response = {
+                    "tool": name,
+                    "ok": False,
+                    "notices": [],
+                    "tokens": 20,
+                    "trace": {},
+                    "error": {"code": "unknown_id", "message": "no document is available to you"},
+                }
         if name == "related_documents" and response.get("ok"):
             for key in ("links_to", "linked_from", "supersedes", "superseded_by"):
                 response[key] = [d for d in response.get(key, []) if not self._late(d)]
@@ -275,6 +281,13 @@ def main() -> None:
     )
     ap.add_argument("--cases", default="", help="comma-separated case ids")
     ap.add_argument("--show", action="store_true", help="print each trace")
+    ap.add_argument("--every", type=int, default=0, help="rewrite the report every N cases (0 = at the end)")
+    ap.add_argument(
+        "--order",
+        choices=("file", "stride"),
+        default="file",
+        help="stride: visit cases with a stride of 7 so that any prefix spans every family",
+    )
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--rows", type=Path, default=None, help="write per-case rows as JSON Lines")
     args = ap.parse_args()
@@ -292,6 +305,8 @@ def main() -> None:
     if args.sample and len(cases) > args.sample:
         step = len(cases) / args.sample
         cases = [cases[int(i * step)] for i in range(args.sample)]
+    if args.order == "stride":
+        cases = [cases[(i * 7) % len(cases)] for i in range(len(cases))] if len(cases) % 7 else cases
     placements = [p for p in args.placements.split(",") if p]
     index = course_index()
     funnel = Funnel(index)
@@ -312,11 +327,26 @@ def main() -> None:
         done = " ".join(f"{p}:{'ok' if rows[p][-1]['correct'] else 'x'}" for p in placements)
         print(f"[{n}/{len(cases)}] {case.id} {done} ({time.perf_counter() - t0:.0f}s)", flush=True)
 
-    wall = time.perf_counter() - t0
+        if args.every and n % args.every == 0 and n < len(cases):
+            write_report(rows, n, len(cases), time.perf_counter() - t0, args, partial=True)
+    write_report(rows, len(cases), len(cases), time.perf_counter() - t0, args)
+
+
+def write_report(
+    rows: dict[str, list[dict[str, Any]]],
+    done: int,
+    total: int,
+    wall: float,
+    args: Any,
+    *,
+    partial: bool = False,
+) -> None:
+    """Write the tables (and per-case rows) for the cases run so far."""
     parts = [
         "# Reference agent: end-to-end quality per placement\n",
         f"Command: `OMP_NUM_THREADS=1 python bench/agent_quality.py {' '.join(sys.argv[1:])}`; "
-        f"{len(cases)} cases, {wall / 60:.1f} min wall on a shared, loaded 2-core machine (times are "
+        f"{done} cases{f' (PARTIAL: {done} of {total})' if partial else ''}, {wall / 60:.1f} min wall "
+        "on a shared, loaded 2-core machine (times are "
         "noisy). Offline policy (a transparent rule-based baseline, not a model). Each case runs as its "
         "caller at its as_of over the documents published by then.\n",
         "## Correct end-to-end answers on answerable cases (all cases)\n",
@@ -356,7 +386,8 @@ def main() -> None:
             for rs in rows.values():
                 for r in rs:
                     fh.write(json.dumps(r, default=str) + "\n")
-    print("\n".join(parts))
+    if not partial:
+        print("\n".join(parts))
 
 
 if __name__ == "__main__":

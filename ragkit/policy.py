@@ -75,7 +75,7 @@ _CAUSE_ASK = re.compile(
 # English markers of a stated cause (a finding, not a symptom)
 _CAUSAL = re.compile(
     r"\b(root cause|because|caused by|due to|as a result|the cause|the reason|short version|turned out|"
-    r"traced (?:it|this|the \w+) to|the problem was|the issue was|found it)\b",
+    r"traced (?:it|this|the \w+) to|the problem was|the issue was)\b",
     re.IGNORECASE,
 )
 #: Task words that say nothing about *what* is asked (they never count as coverage).
@@ -113,6 +113,7 @@ class OfflineRun:
     conditions_checked: set[str] = field(default_factory=set)
     searched_ids: set[str] = field(default_factory=set)
     cause: bool = False  # the task asks for a cause
+    target: str | None = None  # for a chain question: the source type whose content is asked
     linked: set[str] = field(default_factory=set)  # doc ids reached through a link
 
     # -- the loop's three questions ---------------------------------------------------------
@@ -176,8 +177,16 @@ class OfflineRun:
                 aside.append((use, reason))
         pool = list(counted)
         if self.cause:
-            # a cause question is answered by a passage that states a cause, not by the symptom
+            # a cause question is answered by a passage that states a cause, not by the symptom,
+            # and by the thread the first search ranked best for the task's own words
             pool = [u for u in counted if _CAUSAL.search(str(u.item.get("text", "")))]
+            best = self._best_thread(state, counted)
+            if best is not None:
+                pool = [u for u in pool if _thread(u) in (best, None)]
+        if self.target:
+            # a chain question asks what the last record of the chain says (the policy, the rollout)
+            # (the other records stay counted: they are the links to follow)
+            pool = [u for u in pool if u.item.get("source_type") == self.target]
         record = resolve(state.task, [u.evidence for u in pool], as_of=state.as_of, caller=state.caller)
         # the decisive passage must name what the task qualifies the question with (CHF, EUR, a
         # surname): otherwise it states a neighbouring fact; set it aside and resolve again
@@ -241,6 +250,21 @@ class OfflineRun:
                 return f"published {published}, outside the period asked about ({start[:7]})"
         return None
 
+    def _best_thread(self, state: AgentState, counted: Sequence[EvidenceUse]) -> str | None:
+        """The thread (ticket key) of the best-ranked counted excerpt of the first search."""
+        first = next((s for s in state.steps if s.action == "search" and s.refused is None), None)
+        if first is None:
+            return None
+        keep = {u.citation for u in counted}
+        # the cross-encoder's rank is the best judge of question-passage relevance we are shown
+        hits = sorted(first.hits, key=lambda h: (h.get("rerank") or 10**6, h.get("rank") or 10**6))
+        for hit in hits:
+            if hit.get("citation") in keep:
+                key = _thread(state.evidence[str(hit["citation"])])
+                if key is not None:
+                    return key
+        return None
+
     def _uncovered(self, use: EvidenceUse) -> list[str]:
         """What the task names that the passage does not: codes (CHF), names, and, unless the
         passage names the task's identifiers, every content word of the ask (it must share one)."""
@@ -299,8 +323,12 @@ class OfflineRun:
         """Links and identifiers named by counted evidence (ticket -> comment -> rollout -> policy)."""
         have_docs = {str(u.item.get("doc_id")) for u in state.evidence.values()}
         links: list[str] = []
+        chain = bool(_HOP_CUES.search(self.frame.task))
         for use in judgement.counted:
-            for doc_id in [*(use.item.get("links") or []), *(use.item.get("superseded_by") or [])]:
+            # outside a chain question, only a thread's own links are read (and successors, always)
+            thread = use.item.get("source_type") in ("ticket", "ticket_comment", "postmortem")
+            linked = list(use.item.get("links") or []) if chain or thread else []
+            for doc_id in [*linked, *(use.item.get("superseded_by") or [])]:
                 if doc_id not in have_docs and doc_id not in self.fetched and doc_id not in links:
                     links.append(str(doc_id))
         if links:
@@ -313,7 +341,7 @@ class OfflineRun:
             if use.item.get("source_type") == "ticket" and doc_id not in self.related_done:
                 self.related_done.add(doc_id)
                 return Action("related", {"doc_id": doc_id}, "list what links to the ticket (its comments)")
-        for use in judgement.counted:
+        for use in judgement.counted if _HOP_CUES.search(self.frame.task) else ():
             text = str(use.item.get("text", ""))
             for sentence in re.split(r"(?<=[.!?])\s+|\n", text):
                 if _HOP_CUES.search(sentence):
@@ -450,6 +478,25 @@ class OfflineRun:
         )
 
 
+def _thread(use: EvidenceUse) -> str | None:
+    """The ticket key a ticket or comment belongs to (from its title), else None."""
+    if use.item.get("source_type") not in ("ticket", "ticket_comment"):
+        return None
+    found = [i for i, kind in find_identifiers(str(use.item.get("title", ""))) if kind == "key"]
+    return found[0].lower() if found else None
+
+
+def _target_type(task: str) -> str | None:
+    """For a question along a chain, the source type whose content is asked for (or None)."""
+    if not _HOP_CUES.search(task):
+        return None
+    if re.search(r"\b(policy|clause)\b", task, re.IGNORECASE):
+        return "policy"
+    if re.search(r"\b(build|rolling out|rolled out|finish(ed)? rolling|deployment)\b", task, re.IGNORECASE):
+        return "rollout"
+    return None
+
+
 class OfflinePolicy:
     """The default policy of :class:`ragkit.agent.Agent`: documented rules, no model.
 
@@ -468,6 +515,7 @@ class OfflinePolicy:
         frame = parse_task(state.task, tenant=state.tenant, as_of=state.as_of)
         return OfflineRun(
             cause=asked_kind(state.task) == "text" and bool(_CAUSE_ASK.search(state.task)),
+            target=_target_type(state.task),
             frame=frame,
             asked=asked_kind(state.task),
             k=self.k,
@@ -504,24 +552,49 @@ def answer_text(record: Any, counted: Sequence[EvidenceUse] = (), *, cause: bool
     paragraph (at most about 100 words).
     """
     d = record.decision
-    if cause:
-        use = next((u for u in counted if u.citation == d.citation), None)
-        text = str(use.item.get("text", "")) if use is not None else ""
-        from ragkit.values import sentence_spans
+    citation = _section_citation(d, counted)
+    if citation != d.citation:
+        from dataclasses import replace
 
-        for a, b in sentence_spans(text):
-            if _CAUSAL.search(text[a:b]):
-                return cite_each(text[a:b], d.citation)
+        d = replace(d, citation=citation)
+    if cause:
+        # the paragraph that states the cause (its first sentence often holds the finding)
+        use = next((u for u in counted if u.citation == record.decision.citation), None)
+        text = str(use.item.get("text", "")) if use is not None else ""
+        passage = _window(text, str(d.quote)) if text else ""
+        if not _CAUSAL.search(passage):
+            from ragkit.values import sentence_spans
+
+            passage = next((text[a:b] for a, b in sentence_spans(text) if _CAUSAL.search(text[a:b])), passage)
+        if passage:
+            return cite_each(passage, d.citation)
     quote = " ".join(str(d.quote).split())
     surface = " ".join(str(d.surface).split())
     head = cite_each(surface, d.citation)
     if d.kind in ("text", "status"):
-        use = next((u for u in counted if u.citation == d.citation), None)
+        use = next((u for u in counted if u.citation == record.decision.citation), None)
         if use is not None:
             quote = _window(str(use.item.get("text", "")), str(d.quote)) or quote
     if quote.lower().strip(" .") == surface.lower().strip(" ."):
         return head
     return f"{head} {cite_each(quote, d.citation)}"
+
+
+def _section_citation(d: Any, counted: Sequence[EvidenceUse]) -> str:
+    """``doc_id#anchor`` of the section holding the decision when a whole document was read."""
+    if "#" in str(d.citation):
+        return str(d.citation)
+    from ragkit.chunking import sections
+
+    use = next((u for u in counted if u.citation == d.citation), None)
+    if use is None or d.start is None or d.start < 0:
+        return str(d.citation)
+    text = str(use.item.get("text", ""))
+    offset = d.start - int(use.item.get("start") or 0)
+    for sec in sections(text):
+        if sec.start <= offset < sec.end and sec.anchor:
+            return f"{d.doc_id}#{sec.anchor}"
+    return str(d.citation)
 
 
 def _window(text: str, sentence: str, words: int = 100) -> str:
