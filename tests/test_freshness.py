@@ -205,3 +205,19 @@ def test_moved_folder_relocates_sources_without_reencoding(folder, tmp_path):
     assert not staleness(idx, folder=moved).pending
     _write(moved, "d1.md", "d1", "edited in the moved folder")
     assert sync_folder(moved, tmp_path / "idx", embedder=counting).report.updated == ["d1"]
+
+
+def test_build_or_update_recovers_a_damaged_index(folder, tmp_path):
+    from ragkit.build import build_or_update
+
+    idx_path = tmp_path / "idx"
+    sync_folder(folder, idx_path, embedder=EMB)  # generation 1
+    (folder / "d3.md").unlink()
+    sync_folder(folder, idx_path, embedder=EMB)  # generation 2: d3 deleted
+    (folder / "d3.md").write_text("---\ndoc_id: d3\n---\n# d3\n\nsettlement note 3 about the EUR cutoff\n")
+    gen2 = idx_path / "gen-000002.json"
+    gen2.write_text(gen2.read_text()[:-20])  # damaged generation manifest
+    messages: list[str] = []
+    index = build_or_update(folder, idx_path, progress=False, log=messages.append)
+    assert any("recovered generation 1" in m for m in messages), messages
+    assert sorted(index.documents) == ["d0", "d1", "d2", "d3"]  # generation 1 matches the folder again
