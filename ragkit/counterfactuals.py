@@ -188,6 +188,7 @@ class Counterfactuals:
 
         return pd.DataFrame([{"counterfactual": r.name, "applicable": r.applicable, "passed": r.passed,
                               "pass_rate": r.rate, "not_applicable": r.skipped,
+                              "correct_before": r.baseline_correct,
                               "failing_cases": ", ".join(f["case"] for f in r.failures[:12])
                               + (" ..." if len(r.failures) > 12 else "")}
                              for r in self.results.values()]).set_index("counterfactual")
@@ -200,8 +201,9 @@ class Counterfactuals:
     def __str__(self) -> str:
         lines = ["Counterfactuals:"]
         for r in self.results.values():
+            base = f"; correct before: {r.baseline_correct}" if r.baseline_correct is not None else ""
             lines.append(f"  {r.name:<16} {r.passed:>4}/{r.applicable:<4} {r.rate:7.1%}  "
-                         f"(not applicable: {r.skipped})")
+                         f"(not applicable: {r.skipped}{base})")
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:

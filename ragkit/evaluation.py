@@ -183,7 +183,10 @@ def _answer_matches(case: Any, result: Any) -> bool:
 
 
 def _faithfulness(result: Any) -> tuple[int, int]:
-    """``(claims, supported claims)`` from the result's citation verification."""
+    """``(claims, supported claims)`` from the result's citation verification.
+
+    Counted on delivered answers only: a draft the agent withheld (and abstained on) is not
+    an answer a user read."""
     verification = _get(result, "verification")
     if verification is None:
         return 0, 0
@@ -245,7 +248,7 @@ def score_case(case: Any, result: Any, *, deliver: int | None = None) -> dict[st
                               if section_key(c["chunk_id"]) == (decisive.doc_id, decisive.anchor)), None)
     tenants = {c.get("tenant") for cands in calls for c in cands if c.get("tenant")}
     leaks = sorted(str(t) for t in tenants if t not in (case.caller.tenant, "global"))
-    claims, supported = _faithfulness(result)
+    claims, supported = _faithfulness(result) if not abstained else (0, 0)  # delivered answers only
     record = _get(result, "record")
     decision = _get(record, "decision") if record is not None else None
     chosen = _get(decision, "doc_id") if decision is not None else None
