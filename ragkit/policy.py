@@ -52,6 +52,7 @@ from typing import Any
 
 from ragkit.agent import Action, AgentState, EvidenceUse
 from ragkit.taskparse import TaskFrame, feedback_terms, find_identifiers, keyword_query, parse_task
+from ragkit.untrusted import looks_like_instruction
 
 __all__ = ["OfflinePolicy", "OfflineRun", "Judgement", "CONTRADICTION_TERMS", "abstention_text"]
 
@@ -118,10 +119,16 @@ class OfflineRun:
 
     # -- the loop's three questions ---------------------------------------------------------
     def first_search(self, state: AgentState) -> Action:
+        return _margin(self._first_search(state))
+
+    def next_action(self, state: AgentState) -> Action:
+        return _margin(self._next_action(state))
+
+    def _first_search(self, state: AgentState) -> Action:
         self.tried.add("task")
         return Action("search", self._search_args(self.frame.task), "always-on retrieval with the task")
 
-    def next_action(self, state: AgentState) -> Action:
+    def _next_action(self, state: AgentState) -> Action:
         if not state.searches and not state.steps:
             if self.frame.identifiers or len(self.frame.words) > 1:
                 self.tried.add("keywords")
@@ -168,7 +175,10 @@ class OfflineRun:
 
         counted: list[EvidenceUse] = []
         aside: list[tuple[EvidenceUse, str]] = []
+        visible = _visible(state)
         for use in state.evidence.values():
+            if use.citation not in visible:
+                continue  # beyond the page the policy reads (see _margin)
             # the pipeline has no judging step: its one page goes to the reader as delivered
             reason = None if state.placement == "pipeline" else self._why_not(use, state)
             if reason is None:
@@ -194,7 +204,7 @@ class OfflineRun:
             if record.decision is None:
                 break
             found = next((u for u in pool if u.citation == record.decision.citation), None)
-            lacking = self._uncovered(found) if found is not None else []
+            lacking = self._uncovered(found, str(record.decision.quote)) if found is not None else []
             if found is None or not lacking:
                 break
             pool.remove(found)
@@ -205,6 +215,8 @@ class OfflineRun:
 
         for use, why in aside:
             reason = "neighbouring_fact" if why.startswith("does not name") else "semantic_decoy"
+            if why.startswith("instruction-shaped"):
+                reason = "untrusted_instruction"
             if why.startswith("published") and any(
                 i.lower() in str(use.item.get("text", "")).lower() for i in self.frame.identifiers
             ):
@@ -226,6 +238,8 @@ class OfflineRun:
                 " ".join(map(str, item.get("entities") or [])),
             ]
         ).lower()
+        if looks_like_instruction(str(item.get("text", ""))):
+            return "instruction-shaped text (untrusted): evidence, never a command"
         if item.get("doc_id") in self.linked:
             return None
         ids = [i.lower() for i in f.identifiers]
@@ -265,15 +279,20 @@ class OfflineRun:
                     return key
         return None
 
-    def _uncovered(self, use: EvidenceUse) -> list[str]:
+    def _uncovered(self, use: EvidenceUse, quote: str | None = None) -> list[str]:
         """What the task names that the passage does not: codes (CHF), names, and, unless the
         passage names the task's identifiers, every content word of the ask (it must share one)."""
         hay = " ".join([str(use.item.get("text", "")), str(use.item.get("title", ""))]).lower()
         lacking = [q for q in (*self.frame.qualifiers, *self.frame.names) if q.lower() not in hay]
         anchored = any(a in hay for a in self.anchors)
-        focus = [w for w in self.frame.predicate if w not in GENERIC and len(w) > 2]
+        focus = [w for w in self.frame.predicate if w not in GENERIC and len(w) > 2 and w != self.asked]
         if focus and not anchored and not any(w[:5] in hay for w in focus):
             lacking.append("any of: " + ", ".join(focus))
+        elif focus and not anchored and self.asked == "date" and quote is not None:
+            # a date stands in many sentences (opened, planned, reported): the one that states it
+            # must say what the date is of
+            if not any(w[:5] in quote.lower() for w in focus):
+                lacking.append("a sentence that dates " + ", ".join(focus))
         return lacking
 
     def _missing(self, record: Any, counted: Sequence[EvidenceUse]) -> str:
@@ -412,7 +431,12 @@ class OfflineRun:
                 f"structured: tenant={state.tenant}" + (f", period {f.period[0][:7]}" if f.period else ""),
             )
         if name == "feedback":
-            pool = judgement.counted or list(state.evidence.values())
+            seen = _visible(state)
+            pool = judgement.counted or [
+                u
+                for u in state.evidence.values()
+                if u.citation in seen and not looks_like_instruction(str(u.item.get("text", "")))
+            ]
             texts = [str(u.item.get("text", "")) for u in pool[:6]]
             terms = feedback_terms(texts, f.task, n=4)
             if not terms:
@@ -476,6 +500,39 @@ class OfflineRun:
             {"query": query, "k": self.k},
             "contradiction search: same entity and predicate, " + ", ".join(terms),
         )
+
+
+#: Extra results asked of every search, so that the page the policy reads (the first ``k``
+#: results that are not instruction-shaped) is the same whether or not a corpus carries
+#: injected text: untrusted content can neither add to nor push anything off that page.
+MARGIN = 2
+
+
+def _margin(action: Action) -> Action:
+    if action.kind != "search":
+        return action
+    args = dict(action.arguments)
+    args["k"] = min(8, int(args.get("k") or 4) + MARGIN)
+    return Action(action.kind, args, action.reason, record=action.record)
+
+
+def _visible(state: AgentState) -> set[str]:
+    """Citations the policy reads: per search, the first ``k - MARGIN`` clean results; every read."""
+    out: set[str] = set()
+    for step in state.steps:
+        if step.refused is not None or not step.ok:
+            continue
+        if step.action == "search":
+            page = max(1, int(step.arguments.get("k") or 4) - MARGIN)
+            clean = [
+                str(i.get("citation"))
+                for i in step.response.get("results") or []
+                if not looks_like_instruction(str(i.get("text", "")))
+            ]
+            out.update(clean[:page])
+        else:
+            out.update(str(i.get("citation")) for i in step.response.get("documents") or [])
+    return out
 
 
 def _thread(use: EvidenceUse) -> str | None:

@@ -358,14 +358,22 @@ def _box(index: Any, tenant: str, as_of: str, **kw: Any) -> Any:
 
 
 @pytest.mark.slow
-def test_story_reconciliation_pipeline_fails_agent_solves(course):
+def test_story_reconciliation_agent_solves_it(course):
+    """The agent finds the comment that says settlement and cites it; the pipeline reads one page.
+
+    Whether the pipeline's single page already holds the comment depends on the funnel: with
+    the current reranking it does (rank 2), so the pipeline is not asserted to fail here; see
+    bench/results/agent_quality.md for both placements on every case.
+    """
     task = "Why did Acme's January reconciliation fail?"
     pipe = Agent(_box(course, "acme", "2026-02-02"), placement="pipeline").run(task, as_of="2026-02-02")
-    assert pipe.abstained or "ran twice after the batch-scheduler failover" not in pipe.answer.lower()
+    assert [s.action for s in pipe.steps[:-1]] == ["search"] and pipe.steps[0].arguments["query"] == task
+    assert pipe.abstained or pipe.verification.ok
     agent = Agent(_box(course, "acme", "2026-02-02"), placement="hybrid").run(task, as_of="2026-02-02")
     assert not agent.abstained, agent.answer
     assert "ran twice after the batch-scheduler failover" in agent.answer.lower()
     assert any(c.startswith("ops-3318-c2#") for c in agent.citations)
+    assert agent.record.decision.doc_id == "ops-3318-c2"
 
 
 @pytest.mark.slow
@@ -474,3 +482,33 @@ def test_llm_policy_obeys_the_search_cap(httpserver, bm25_toolbox):
     bodies = [json.loads(req.get_data()) for req, _ in httpserver.log]
     last = bodies[2]["messages"][-1]  # the refusal went back to the model as an error tool result
     assert last["role"] == "tool" and "search cap" in last["content"]
+
+
+@pytest.mark.slow
+def test_injection_documents_change_no_action_and_no_answer(course):
+    """The injection cases, with and without the instruction-shaped documents in the index."""
+    from ragkit.cases import load_cases
+    from ragkit.course import course_cache
+    from ragkit.index import Index
+
+    clean = Index.load(course_cache() / "index-course")
+    injected = [d for d, doc in clean.documents.items() if (doc.envelope.extra or {}).get("injection")]
+    assert len(injected) >= 2
+    clean.delete(injected)  # in memory only: the cached index on disk is untouched
+    cases = [
+        c
+        for c in load_cases("datasets/opscorpus/cases.jsonl")
+        if any(r.reason == "untrusted_instruction" for r in c.reject)
+    ]
+    assert cases
+    for case in cases:
+        runs = []
+        for index in (course, clean):
+            box = _box(index, case.caller.tenant, case.as_of.date().isoformat())
+            runs.append(Agent(box).run(case.task, as_of=case.as_of.date().isoformat()))
+        with_inj, without = runs
+        assert [(s.action, s.arguments) for s in with_inj.steps[:-1]] == [
+            (s.action, s.arguments) for s in without.steps[:-1]
+        ], case.id
+        assert (with_inj.abstained, with_inj.value) == (without.abstained, without.value), case.id
+        assert not any(c.split("#")[0] in injected for c in with_inj.citations)
