@@ -255,8 +255,10 @@ def run_counterfactuals(cases: Sequence[Any], index: Any, make_runner: Callable[
         make_runner: ``make_runner(index_view) -> runner``, e.g.
             ``lambda view: agent_runner(view, "hybrid")``.
         which: a subset of :data:`COUNTERFACTUALS`.
-        baseline: optional ``case id -> answered correctly`` of the unmodified run, to report
-            how many applicable cases were correct to begin with.
+        baseline: optional ``case id -> answered correctly`` of the unmodified run. When given,
+            ``remove_source``, ``insert_rejected`` and ``swap_dates`` run only on cases the
+            baseline answered correctly (on the others they would pass or fail vacuously);
+            the rest count as not applicable. ``change_tenant`` runs on every case.
     """
     from tqdm.auto import tqdm
 
@@ -275,6 +277,9 @@ def run_counterfactuals(cases: Sequence[Any], index: Any, make_runner: Callable[
         for case in tqdm(cases, desc=f"counterfactual {name}", unit="case", disable=not progress,
                          file=sys.stderr):
             view, run_case, why = None, case, ""
+            if baseline is not None and name != "change_tenant" and not baseline.get(case.id):
+                res.skipped += 1
+                continue
             if name == "remove_source":
                 if case.decisive is None or case.decisive.doc_id not in docs:
                     res.skipped += 1
