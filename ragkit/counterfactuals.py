@@ -28,6 +28,9 @@ everything else. The four tests, and exactly what passing means:
     original tenant appears in any list of any retrieval call and no delivered evidence
     belongs to it. One leak fails the run.
 
+Given the baseline run, the first three run only on cases it answered correctly: a
+counterfactual of a wrong answer passes or fails vacuously.
+
 Example:
     >>> from ragkit.evaluation import agent_runner                         # doctest: +SKIP
     >>> cf = run_counterfactuals(cases, index, lambda view: agent_runner(view, "hybrid"))
