@@ -660,7 +660,7 @@ class Index:
             self.manifest = manifest
             self._saved_entries[str(root.resolve())] = entries
             self._snap.generation = generation
-            storage.cleanup(root)
+            storage.cleanup(root, current_segments=[e["name"] for e in entries])
         return root
 
     @property

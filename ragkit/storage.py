@@ -173,29 +173,38 @@ def read_generation(root: Path, name: str, expected_sha: str | None) -> dict[str
         raise IndexStateError(f"{path} does not match the checksum recorded in CURRENT (damaged or "
                               f"edited by hand); recover the previous generation with "
                               f"`Index.recover('{root}')`, or rebuild the index")
-    try:
-        manifest = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise IndexStateError(f"{path} is damaged ({exc}); recover the previous generation with "
-                              f"`Index.recover('{root}')`, or rebuild the index") from None
-    if not isinstance(manifest, dict) or manifest.get("checksum") != _body_checksum(manifest):
+    raw = path.read_bytes()
+    match = _CHECKSUM_TAIL.search(raw)
+    if not match or hashlib.sha256(raw[:match.start()] + b"}").hexdigest() != match.group(1).decode():
         raise IndexStateError(f"{path} does not match its own checksum (damaged or edited by hand); "
                               f"recover the previous generation with `Index.recover('{root}')`, or "
                               "rebuild the index")
+    try:
+        manifest = json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise IndexStateError(f"{path} is damaged ({exc}); recover the previous generation with "
+                              f"`Index.recover('{root}')`, or rebuild the index") from None
+    if not isinstance(manifest, dict):
+        raise IndexStateError(f"{path} is not a generation manifest; rebuild the index")
     return manifest
 
 
-def _body_checksum(manifest: dict[str, Any]) -> str:
-    body = {k: v for k, v in manifest.items() if k != "checksum"}
-    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+_CHECKSUM_TAIL = re.compile(rb',"checksum":"([0-9a-f]{64})"\}\s*\Z')
+
+
+def _serialise(manifest: dict[str, Any]) -> bytes:
+    """Compact JSON whose last member is the sha256 of everything before it (one dump, no re-dump
+    to verify)."""
+    body = json.dumps({k: v for k, v in manifest.items() if k != "checksum"}, sort_keys=True,
+                      separators=(",", ":")).encode()
+    digest = hashlib.sha256(body).hexdigest()
+    return body[:-1] + f',"checksum":"{digest}"}}'.encode()
 
 
 def commit_generation(root: Path, manifest: dict[str, Any]) -> str:
     """Write generation manifest ``manifest["generation"]`` and make it current (the commit)."""
     name = f"gen-{int(manifest['generation']):06d}.json"
-    body = {k: v for k, v in manifest.items() if k != "checksum"}
-    body["checksum"] = _body_checksum(body)
-    data = json.dumps(body, sort_keys=True, separators=(",", ":")).encode()
+    data = _serialise(manifest)
     tmp = root / (name + ".tmp")
     with open(tmp, "wb") as fh:
         fh.write(data)
@@ -212,7 +221,7 @@ def commit_generation(root: Path, manifest: dict[str, Any]) -> str:
     return name
 
 
-def cleanup(root: Path, keep_generations: int = 2) -> list[str]:
+def cleanup(root: Path, keep_generations: int = 2, current_segments: list[str] | None = None) -> list[str]:
     """Delete stale generations (all but the newest ``keep_generations`` up to CURRENT), segments
     no kept generation references, temp leftovers and format-1 files. Returns what was removed."""
     removed: list[str] = []
@@ -222,8 +231,10 @@ def cleanup(root: Path, keep_generations: int = 2) -> list[str]:
     current_no = generation_number(cur[0])
     names = [n for n in generation_names(root) if generation_number(n) <= current_no]
     keep = set(names[-keep_generations:]) | {cur[0]}
-    referenced: set[str] = set()
+    referenced: set[str] = set(current_segments or [])
     for name in keep:
+        if current_segments is not None and name == cur[0]:
+            continue
         with contextlib.suppress(OSError, ValueError, IndexStateError):
             data = json.loads((root / name).read_text(encoding="utf-8"))
             referenced.update(s["name"] for s in data.get("segments", []))
