@@ -175,10 +175,8 @@ def read_generation(root: Path, name: str, expected_sha: str | None) -> dict[str
                               f"`Index.recover('{root}')`, or rebuild the index")
     raw = path.read_bytes()
     match = _CHECKSUM_TAIL.search(raw)
-    if not match or hashlib.sha256(raw[:match.start()] + b"}").hexdigest() != match.group(1).decode():
-        raise IndexStateError(f"{path} does not match its own checksum (damaged or edited by hand); "
-                              f"recover the previous generation with `Index.recover('{root}')`, or "
-                              "rebuild the index")
+    intact = match is not None and \
+        hashlib.sha256(raw[:match.start()] + b"}").hexdigest() == match.group(1).decode()
     try:
         manifest = json.loads(raw)
     except (ValueError, UnicodeDecodeError) as exc:
@@ -186,6 +184,14 @@ def read_generation(root: Path, name: str, expected_sha: str | None) -> dict[str
                               f"`Index.recover('{root}')`, or rebuild the index") from None
     if not isinstance(manifest, dict):
         raise IndexStateError(f"{path} is not a generation manifest; rebuild the index")
+    if not match:  # written before 2026-11-30 21:55: a sorted, indented manifest with a checksum member
+        body = {k: v for k, v in manifest.items() if k != "checksum"}
+        legacy = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+        intact = manifest.get("checksum") == legacy
+    if not intact:
+        raise IndexStateError(f"{path} does not match its own checksum (damaged or edited by hand); "
+                              f"recover the previous generation with `Index.recover('{root}')`, or "
+                              "rebuild the index")
     return manifest
 
 

@@ -257,3 +257,20 @@ def test_concurrent_searches_see_one_version_never_a_mix():
         t.join()
     assert not errors, errors[:3]
     assert searches[0] >= 40 and flips[0] >= 10
+
+
+def test_generation_manifests_of_the_first_format_2_layout_still_load(tmp_path, docs):
+    import hashlib
+
+    root = tmp_path / "idx"
+    Index.build(docs, embedder=EMB).save(root)
+    gen = root / "gen-000001.json"
+    body = {k: v for k, v in json.loads(gen.read_text()).items() if k != "checksum"}
+    body["checksum"] = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
+    data = json.dumps(body, indent=1, sort_keys=True).encode()  # how 21:07-21:55 builds wrote it
+    gen.write_bytes(data)
+    (root / "CURRENT").write_text(f"gen-000001.json {hashlib.sha256(data).hexdigest()}\n")
+    assert len(Index.load(root, embedder=EMB).documents) == len(docs)
+    gen.write_bytes(data.replace(b'"rows"', b'"rowz"'))
+    with pytest.raises(IndexStateError, match="checksum"):
+        Index.recover(root, embedder=EMB)
