@@ -171,7 +171,8 @@ class FunnelExplorer:
     def _table_html(frame: Any) -> str:
         if frame.empty:
             return "<i>no candidates in scope</i>"
-        return frame.to_html(index=False, na_rep="–", classes="ragkit-funnel", border=0)
+        shown = frame.astype(object).where(frame.notna(), "–")  # "not in this stage's list"
+        return shown.to_html(index=False, classes="ragkit-funnel", border=0)
 
     def _png(self, result: Any) -> bytes:
         from matplotlib.figure import Figure
