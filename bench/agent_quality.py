@@ -135,9 +135,11 @@ def score(case: Any, result: Any) -> dict[str, Any]:
     from ragkit.values import read_values
 
     delivered = {str(getattr(e, "citation", "")) for e in result.delivered}
+    whole = {str(e.doc_id) for e in result.delivered if not getattr(e, "anchor", "")}
     cited = CITE.findall(result.answer) if not result.abstained else []
     unverifiable = (not result.abstained) and (
-        any(c not in delivered for c in cited)
+        # a citation must name a delivered span, or a section of a whole document read in this run
+        any(c not in delivered and c.split("#")[0] not in whole for c in cited)
         or not cited
         or (result.verification is not None and not result.verification.ok)
     )
@@ -155,6 +157,8 @@ def score(case: Any, result: Any) -> dict[str, Any]:
         "unverifiable": unverifiable,
         "decisive_delivered": None,
         "correct": False,
+        "citations": cited,
+        "delivered": sorted(delivered),
     }
     if case.answerable and case.expected is not None:
         exp = case.expected

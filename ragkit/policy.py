@@ -505,6 +505,7 @@ class OfflineRun:
 #: Extra results asked of every search, so that the page the policy reads (the first ``k``
 #: results that are not instruction-shaped) is the same whether or not a corpus carries
 #: injected text: untrusted content can neither add to nor push anything off that page.
+#: Searches already at the tool's ceiling of 8 (identifier and thread searches) get no margin.
 MARGIN = 2
 
 
@@ -523,7 +524,8 @@ def _visible(state: AgentState) -> set[str]:
         if step.refused is not None or not step.ok:
             continue
         if step.action == "search":
-            page = max(1, int(step.arguments.get("k") or 4) - MARGIN)
+            asked = int(step.arguments.get("k") or 4)
+            page = max(1, asked - MARGIN) if asked < 8 else 8  # at the tool's ceiling there is no margin
             clean = [
                 str(i.get("citation"))
                 for i in step.response.get("results") or []
