@@ -284,7 +284,12 @@ class OfflineRun:
         passage names the task's identifiers, every content word of the ask (it must share one)."""
         hay = " ".join([str(use.item.get("text", "")), str(use.item.get("title", ""))]).lower()
         lacking = [q for q in (*self.frame.qualifiers, *self.frame.names) if q.lower() not in hay]
-        anchored = any(a in hay for a in self.anchors)
+        # named by the task's own identifiers: about the task whatever its words; reached by an
+        # identifier the agent followed: only along a chain or a cause's thread
+        task_ids = {i.lower() for i in self.frame.identifiers}
+        anchored = any(a in hay for a in task_ids) or (
+            bool(self.cause or self.target) and any(a in hay for a in self.anchors)
+        )
         focus = [w for w in self.frame.predicate if w not in GENERIC and len(w) > 2 and w != self.asked]
         if focus and not anchored and not any(w[:5] in hay for w in focus):
             lacking.append("any of: " + ", ".join(focus))
