@@ -17,6 +17,7 @@ re-encoded), and prints the funnel trace for:
 
 from __future__ import annotations
 
+import datetime as dt
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -134,6 +135,8 @@ def run_agent_stories(index: Any, funnel: Any, console: Any, stories: Any = AGEN
     issued and what each returned (with per-stage ranks), the links followed, the decision
     record, the answer or abstention and the verified citations. Returns the results.
     """
+    from rich.markup import escape
+
     from ragkit.agent import Agent
     from ragkit.evaluation import snapshot_filters
     from ragkit.records import parse_time
@@ -141,10 +144,9 @@ def run_agent_stories(index: Any, funnel: Any, console: Any, stories: Any = AGEN
 
     out = []
     for title, task, as_of in stories:
-        moment = parse_time(as_of)
-        assert moment is not None
+        moment = parse_time(as_of) or dt.datetime.now(dt.timezone.utc)
         for placement in ("pipeline", "hybrid"):
-            console.rule(f"{title} [{placement}, offline policy]")
+            console.rule(escape(f"{title} [{placement}, offline policy]"))
             box = Toolbox(index, Scope("acme", ("ops",)), funnel=funnel, filters=snapshot_filters(moment))
             result = Agent(box, placement=placement).run(task, as_of=as_of)
             console.print(str(result), markup=False)

@@ -512,3 +512,22 @@ def test_injection_documents_change_no_action_and_no_answer(course):
         ], case.id
         assert (with_inj.abstained, with_inj.value) == (without.abstained, without.value), case.id
         assert not any(c.split("#")[0] in injected for c in with_inj.citations)
+
+
+def test_demo_agent_part_prints_pipeline_and_agent_runs(bm25_toolbox):
+    import io
+
+    from rich.console import Console
+
+    from ragkit.demo import run_agent_stories
+
+    out = io.StringIO()
+    stories = (("EUR cutoff", "What is the EUR cutoff?", "2026-01-19"),)
+    results = run_agent_stories(
+        bm25_toolbox.index, bm25_toolbox.funnel, Console(file=out, width=160), stories
+    )
+    text = out.getvalue()
+    assert [r.placement for r in results] == ["pipeline", "hybrid"]
+    assert "EUR cutoff [pipeline, offline policy]" in text and "EUR cutoff [hybrid, offline policy]" in text
+    assert "search(query='What is the EUR cutoff?'" in text and "decision record:" in text
+    assert results[0].searches == 1 and results[1].searches >= 1
