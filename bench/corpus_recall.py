@@ -58,7 +58,8 @@ def main() -> None:
     result = candidate_recall(index, cases, width=args.width)
     n = int(result.loc[("all", "rrf"), "cases"])
     body = table(result)
-    cmd = "python bench/corpus_recall.py" + (" --card" if args.card else "")
+    cmd = "python bench/corpus_recall.py" + (" --card" if args.card else "") + \
+        (f" --index {args.index}" if args.index is not None else "")
     text = (f"Candidate recall@{args.width} on {n} answerable cases (searched as each case's caller, "
             f"documents published by its as_of). Cells: evidence-set recall (whole minimum evidence "
             f"set among the candidates) / item recall (mean share of evidence sections found).\n\n"

@@ -45,6 +45,36 @@ VARIANTS: dict[str, dict[str, Any]] = {
 }
 
 
+class ReusedVectors:
+    """An embedder that returns vectors an existing index already holds for the same text (else encodes).
+
+    The ``ops-*`` sets hold the course corpus's documents, chunked exactly as the course index
+    chunks them, so their vectors can be taken from an index built with the same model
+    (``--reuse-index``) instead of being encoded again. Queries are always encoded.
+    """
+
+    def __init__(self, index_path: Path, model: Any) -> None:
+        from ragkit.index import Index
+
+        index = Index.load(index_path)
+        self.name, self.version, self.dim = model.name, model.version, model.dim
+        self.model = model
+        self.table = {c.contextual_text(): index.vectors[i] for i, c in enumerate(index.rows)}
+        recorded = index.manifest.get("embedder", {})
+        if (recorded.get("name"), recorded.get("version")) != (model.name, model.version):
+            raise SystemExit(f"{index_path} was embedded with {recorded}, not {model.name}: not reusable")
+
+    def encode(self, texts: list[str], **kwargs: Any) -> Any:
+        import numpy as np
+
+        missing = [t for t in texts if t not in self.table]
+        fresh = dict(zip(missing, self.model.encode(missing), strict=True)) if missing else {}
+        return np.stack([self.table[t] if t in self.table else fresh[t] for t in texts]).astype(np.float32)
+
+    def encode_queries(self, queries: list[str]) -> Any:
+        return self.model.encode_queries(queries)
+
+
 def folder(name: str, sets_dir: Path) -> Path:
     return SCIFACT if name == "scifact-train" else sets_dir / name
 
@@ -57,6 +87,8 @@ def main(argv: list[str] | None = None) -> str:
     parser.add_argument("--max-queries", type=int, default=200)
     parser.add_argument("--sets-dir", type=Path, default=ROOT / ".ragkit-cache" / "beir-sets")
     parser.add_argument("--cache", type=Path, default=ROOT / ".ragkit-cache" / "beir")
+    parser.add_argument("--reuse-index", type=Path, default=None,
+                        help="take ops-* corpus vectors from this course index (same embedder)")
     parser.add_argument("--result", type=Path, default=ROOT / "bench" / "results" / "quality.md")
     args = parser.parse_args(argv)
     methods = {**ABLATIONS, **{v: VARIANTS[v] for v in args.variants}}
@@ -71,7 +103,12 @@ def main(argv: list[str] | None = None) -> str:
         data = load_beir(path, split=split)
         for emb in args.embedders:
             t = time.perf_counter()
-            report = evaluate_beir(data, name=f"{set_name}-{emb}", cache_dir=args.cache,
+            reuse = None
+            if args.reuse_index is not None and set_name.startswith("ops-"):
+                from ragkit.models import get_embedder
+
+                reuse = ReusedVectors(args.reuse_index, get_embedder(emb))
+            report = evaluate_beir(data, name=f"{set_name}-{emb}", cache_dir=args.cache, embedder=reuse,
                                    index_settings=IndexSettings(embedder=emb), methods=methods,
                                    max_queries=args.max_queries, progress=False,
                                    log=lambda m: print(m, file=sys.stderr, flush=True))

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import functools
+import json
 import os
 import statistics
 import sys
@@ -107,8 +108,12 @@ def main(argv: list[str] | None = None) -> str:
     parser.add_argument("--max-cases", type=int, default=None)
     parser.add_argument("--latency-queries", type=int, default=40)
     parser.add_argument("--deliver", type=int, default=FunnelSettings().deliver)
+    parser.add_argument("--options", nargs="*", default=None, help="run only these option labels")
     parser.add_argument("--serial-baseline", action="store_true",
                         help="also time the former serial reranker (2 intra-op threads) at depth 30")
+    parser.add_argument("--quality-from", type=Path, default=None,
+                        help="read the quality pass from this JSON ({option: [set, item]}), skip it here")
+    parser.add_argument("--dump-quality", type=Path, default=None, help="write the quality pass as JSON here")
     parser.add_argument("--result", type=Path, default=ROOT / "bench" / "results" / "rerank_cost.md")
     args = parser.parse_args(argv)
     index = Index.load(args.index)
@@ -117,20 +122,25 @@ def main(argv: list[str] | None = None) -> str:
     cases = [c for c in load_cases(args.cases) if c.answerable][: args.max_cases]
     funnel.search("warm up", deliver=1)
     calls = [(c.task, Scope(c.caller.tenant, c.caller.groups), snapshot_filters(c.as_of)) for c in cases]
-    options = list(OPTIONS)
+    options = [o for o in OPTIONS if args.options is None or o[0] in args.options]
     quality: dict[str, tuple[float, float]] = {}
-    for label, over in options:
+    if args.quality_from is not None:
+        stored = json.loads(args.quality_from.read_text())
+        quality = {k: (float(v[0]), float(v[1])) for k, v in stored.items()}
+    for label, over in options if args.quality_from is None else []:
         shares = [found(index, funnel.search(task, scope=sc, filters=fl, deliver=args.deliver, **over), case)
                   for (task, sc, fl), case in zip(calls, cases, strict=True)]
         quality[label] = (sum(s == 1.0 for s in shares) / len(shares), sum(shares) / len(shares))
         print(label, quality[label], flush=True)
+    if args.dump_quality is not None:
+        args.dump_quality.write_text(json.dumps(quality, indent=1))
     timed = list(options)
     funnels = {label: funnel for label, _ in options}
     if args.serial_baseline:
         label = "depth 30, 256 tok, serial 2-thread (before)"
         timed.append((label, {"rerank_depth": 30, "rerank_tokens": 256}))
         funnels[label] = Funnel(index, reranker=SerialReranker(reranker, threads=2))
-        quality[label] = quality["depth 30, 256 tok"]
+        quality[label] = quality.get("depth 30, 256 tok", (float("nan"), float("nan")))
     ms: dict[str, list[float]] = {label: [] for label, _ in timed}
     cpu: dict[str, list[float]] = {label: [] for label, _ in timed}
     est_ms: dict[str, list[float]] = {label: [] for label, _ in timed}
@@ -156,7 +166,7 @@ def main(argv: list[str] | None = None) -> str:
              "| CPU ms p50 | est. p50 ms on 2 idle cores | rerank units p50 |",
              "|---|---|---|---|---|---|---|---|"]
     for label, _ in timed:
-        s, it = quality[label]
+        s, it = quality.get(label, (float("nan"), float("nan")))
         if not ms[label]:
             lines.append(f"| {label} | {s:.3f} | {it:.3f} | - | - | - | - | - |")
             continue
@@ -166,9 +176,11 @@ def main(argv: list[str] | None = None) -> str:
                      f"{pct(ms[label], 0.95):.0f} | {c50:.0f} | {est:.0f} | "
                      f"{statistics.median(units[label]):.0f} |")
     cmd = "python bench/rerank_cost.py " + " ".join(argv if argv is not None else sys.argv[1:])
+    n_quality = f"{len(cases)} answerable cases" if args.quality_from is None else \
+        f"all answerable cases (read from `{args.quality_from.name}`, computed by this script)"
     text = (f"# The reranker's cost and value on the course corpus\n\nIndex `{args.index.name}` "
             f"({len(index.rows)} chunks, embedder {index.manifest.get('embedder', {}).get('name')}); "
-            f"{len(cases)} answerable cases for quality, the first {min(len(calls), args.latency_queries)} "
+            f"{n_quality} for quality, the first {min(len(calls), args.latency_queries)} "
             f"for latency (score cache cleared before every call); {workers()} ONNX worker(s) on "
             f"{os.cpu_count()} CPUs.\n\n" + "\n".join(lines)
             + f"\n\nProduced by `{cmd.strip()}` on {dt.date.today().isoformat()}. The machine was shared "

