@@ -118,3 +118,33 @@ def test_bge_embedder_runs_offline_and_is_batch_independent():
     assert np.abs(alone - v[0]).max() < 1e-4  # no batch-mates: the same vector however indexed
     q = emb.encode_queries(["when does the euro batch close?"])[0]
     assert q @ v[0] > q @ v[2]
+
+
+class _OtherModel:
+    """A stand-in embedder with another identity (to prove a mismatch triggers a rebuild)."""
+
+    name, version, dim = "someone/other-model", "v0", 384
+
+    def encode(self, texts, **_kwargs):
+        rng = np.random.default_rng(len(texts))
+        v = rng.standard_normal((len(texts), self.dim)).astype(np.float32)
+        return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
+@pytest.mark.slow
+def test_build_or_update_rebuilds_an_index_embedded_with_another_model(tmp_path):
+    from ragkit.build import build_or_update
+    from ragkit.index import Index
+    from ragkit.loaders import load_corpus
+
+    corpus = __import__("pathlib").Path(__file__).parent / "fixtures" / "corpus"
+    docs, _ = load_corpus(corpus)
+    Index.build(docs, embedder=_OtherModel()).save(tmp_path / "idx")
+    assert models.embedder_identity() != ("someone/other-model", "v0")
+    logs: list[str] = []
+    index = build_or_update(corpus, tmp_path / "idx", progress=False, log=logs.append)
+    assert any("rebuilding" in m for m in logs)
+    assert index.manifest["embedder"]["name"] == models.embedder_identity()[0]
+    logs.clear()
+    build_or_update(corpus, tmp_path / "idx", progress=False, log=logs.append)  # now up to date
+    assert not any("rebuilding" in m for m in logs)
