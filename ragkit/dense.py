@@ -16,7 +16,9 @@ Example:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -48,9 +50,17 @@ def choose_kind(kind: str, rows: int) -> str:
     return kind
 
 
+@lru_cache(maxsize=1)
 def _faiss() -> Any:
+    """faiss, set to ``RAGKIT_FAISS_THREADS`` OpenMP threads (default 1).
+
+    One query at a time gains nothing from OpenMP's threads, and on a busy machine their
+    spin-waits cost dearly: exact search over 10k rows took 225 ms with two threads and
+    0.2 ms with one on this 2-core machine under load (``bench/results/scale.md``).
+    """
     import faiss  # lazy: a large native library
 
+    faiss.omp_set_num_threads(int(os.environ.get("RAGKIT_FAISS_THREADS", "1") or 1))
     return faiss
 
 
