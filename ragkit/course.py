@@ -83,7 +83,8 @@ def course_index(progress: bool = True, *, chunker: str = "structure", preamble:
 
     A variant other than the default costs one embedding pass over the corpus the first
     time (a few minutes on two cores); afterwards it reopens in seconds and re-encodes only
-    changed documents.
+    changed documents. It is rebuilt when the configured embedder is not the one it was built
+    with (as the course index is).
     """
     if (chunker, preamble) == ("structure", "extractive"):
         from ragkit.build import build_or_update
@@ -107,7 +108,7 @@ def _variant(chunker: str, preamble: str, progress: bool) -> Any:
             index = Index.load(path)
         except IndexStateError:
             index = None  # another format or damaged: build it again below
-    if index is not None and index.settings == settings:
+    if index is not None and index.settings == settings and not _embedded_by_other_model(index):
         change = index.sync(docs, progress=progress)
         if change.added or change.updated or change.deleted:
             index.save(path)
@@ -115,6 +116,16 @@ def _variant(chunker: str, preamble: str, progress: bool) -> Any:
     index = Index.build(docs, settings, progress=progress)
     index.save(path)
     return index
+
+
+def _embedded_by_other_model(index: Any) -> bool:
+    """Whether ``index`` was embedded with another model than the one configured now."""
+    from ragkit.models import embedder_identity
+
+    recorded = index.manifest.get("embedder") or {}
+    if not recorded.get("name"):
+        return False
+    return (recorded.get("name"), recorded.get("version")) != embedder_identity(index.settings.embedder)
 
 
 def course_funnel(**settings: Any) -> Any:
