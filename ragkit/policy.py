@@ -26,7 +26,9 @@ The rules, in the order the loop meets them (CURRICULUM sections 1 and 7):
 5. **Sufficiency**: :func:`ragkit.resolution.resolve` over the counted evidence decides a
    value of the asked kind.
 6. **Contradiction search** once a value is decided: the condition of any conditional
-   source (``until cutover`` -> ``<tenant> cutover completed``), then two narrow queries for
+   source (``until cutover`` -> ``<tenant> cutover completed``); when resolution finds the
+   condition met, the rule the exception deferred, searched with the exception's own words;
+   then two narrow queries for
    the same entity and predicate, one with ``exception until cutover``, one with
    ``superseded revoked effective completed`` (CURRICULUM section 7's words); then resolve
    again, and check the condition of any conditional source the new evidence brought.
@@ -51,7 +53,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ragkit.agent import Action, AgentState, EvidenceUse
-from ragkit.taskparse import TaskFrame, feedback_terms, find_identifiers, keyword_query, parse_task
+from ragkit.taskparse import (
+    TaskFrame,
+    content_words,
+    feedback_terms,
+    find_identifiers,
+    keyword_query,
+    parse_task,
+)
 from ragkit.untrusted import looks_like_instruction
 
 __all__ = ["OfflinePolicy", "OfflineRun", "Judgement", "CONTRADICTION_TERMS", "abstention_text"]
@@ -113,6 +122,7 @@ class OfflineRun:
     contradiction: int = 0
     conditions_checked: set[str] = field(default_factory=set)
     searched_ids: set[str] = field(default_factory=set)
+    deferred: set[str] = field(default_factory=set)
     cause: bool = False  # the task asks for a cause
     target: str | None = None  # for a chain question: the source type whose content is asked
     linked: set[str] = field(default_factory=set)  # doc ids reached through a link
@@ -326,7 +336,7 @@ class OfflineRun:
     def _lead(self, state: AgentState, text: str, source: str) -> Action | None:
         """Search (or read, for a document id) one identifier named in ``text`` not yet followed."""
         task_ids = {i.lower() for i in self.frame.identifiers}
-        have = {str(u.item.get("doc_id")).lower() for u in state.evidence.values()}
+        have = {str(u.item.get("doc_id")).lower() for u in _read(state)}
         for ident, kind in find_identifiers(text):
             low = ident.lower()
             if kind not in ("key", "commit", "docref") or low in task_ids or low in self.followed:
@@ -345,7 +355,7 @@ class OfflineRun:
 
     def _follow(self, state: AgentState, judgement: Judgement) -> Action | None:
         """Links and identifiers named by counted evidence (ticket -> comment -> rollout -> policy)."""
-        have_docs = {str(u.item.get("doc_id")) for u in state.evidence.values()}
+        have_docs = {str(u.item.get("doc_id")) for u in _read(state)}
         links: list[str] = []
         chain = bool(_HOP_CUES.search(self.frame.task))
         for use in judgement.counted:
@@ -489,6 +499,23 @@ class OfflineRun:
                         {"query": query, "k": self.k},
                         f"contradiction: is the condition '{condition}' of {use.citation} met?",
                     )
+        # a conditional exception whose condition is met: the rule it deferred now governs; the
+        # exception's own words name that rule ("policy v3 ... moves migrated tenants to 15:00")
+        for rejected in judgement.record.rejected:
+            if rejected.reason != "condition_met" or rejected.citation in self.deferred:
+                continue
+            self.deferred.add(rejected.citation)
+            exception = state.evidence.get(rejected.citation)
+            if exception is None:
+                continue
+            owner = str(exception.item.get("tenant") or "").lower()
+            words = [w for w in content_words(str(exception.item.get("text", ""))) if w != owner][:8]
+            if words:
+                return Action(
+                    "search",
+                    {"query": " ".join(words), "k": self.k},
+                    f"the condition of {rejected.citation} is met: search the rule it deferred to",
+                )
         if self.contradiction >= 2:
             return None
         decision = judgement.record.decision
@@ -538,8 +565,18 @@ def _visible(state: AgentState) -> set[str]:
             ]
             out.update(clean[:page])
         else:
-            out.update(str(i.get("citation")) for i in step.response.get("documents") or [])
+            out.update(
+                str(i.get("citation"))
+                for i in step.response.get("documents") or []
+                if not looks_like_instruction(str(i.get("text", "")))
+            )
     return out
+
+
+def _read(state: AgentState) -> list[EvidenceUse]:
+    """Evidence the policy has read: visible and not instruction-shaped."""
+    seen = _visible(state)
+    return [u for u in state.evidence.values() if u.citation in seen]
 
 
 def _thread(use: EvidenceUse) -> str | None:
