@@ -48,7 +48,7 @@ FUNNEL_PARAMS: Mapping[str, Param] = {
     "rrf_k": Param("rrf_k", 60, 0, None, "RRF rank offset for fusing BM25 and dense"),
     "lexical_weight": Param("lexical_weight", 1.0, 0, None, "RRF weight of the BM25 list"),
     "dense_weight": Param("dense_weight", 1.0, 0, None, "RRF weight of the dense list"),
-    "rerank_weight": Param("rerank_weight", 2.0, 0, None,
+    "rerank_weight": Param("rerank_weight", 1.0, 0, None,
                            "weight of the reranker's ranks against the fused ranks (weight 1) "
                            "when rerank_mode='rrf'"),
     "section_budget": Param("section_budget", 800, 0, 100_000,
@@ -63,9 +63,10 @@ class FunnelSettings:
     """Widths, budgets and modes of the funnel (see :data:`FUNNEL_PARAMS` for ranges).
 
     ``rerank_mode`` is ``"rrf"`` (fuse reranker and first-stage ranks, the reranker weighted
-    ``rerank_weight`` = 2 against 1; the default, chosen by measurement in
-    ``bench/results/rerank_modes.md``), ``"rerank"`` (reranker order alone) or ``"none"``. ``retrievers`` may
-    drop one of ``("lexical", "dense")`` for ablations. ``expand=False`` delivers chunks only.
+    ``rerank_weight`` = 1 against 1; the default, chosen by measurement in
+    ``bench/results/quality.md``, see :mod:`ragkit.rerank`), ``"rerank"`` (reranker order alone)
+    or ``"none"``. ``retrievers`` may drop one of ``("lexical", "dense")`` for ablations.
+    ``expand=False`` delivers chunks only.
     """
 
     candidates: int = 50
@@ -75,7 +76,7 @@ class FunnelSettings:
     rrf_k: float = 60
     lexical_weight: float = 1.0
     dense_weight: float = 1.0
-    rerank_weight: float = 2.0
+    rerank_weight: float = 1.0
     section_budget: int = 800
     total_budget: int = 3000
     rerank_mode: str = "rrf"

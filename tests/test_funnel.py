@@ -16,9 +16,10 @@ def test_combine_modes_hand_computed():
     assert fused.ids == [10, 11, 12]
     assert fused.scores[0] == pytest.approx(1 / 61 + 1 / 62)
     assert fused.scores[2] == pytest.approx(2 / 63)
-    default = combine(first, [1.0, 9.0, -3.0], mode="rrf")  # reranker weighted 2:1
-    assert default.ids == [11, 10, 12]
-    assert default.scores[0] == pytest.approx(1 / 62 + 2 / 61)
+    heavy = combine(first, [1.0, 9.0, -3.0], mode="rrf", weights=(1, 2))  # reranker weighted 2:1
+    assert heavy.ids == [11, 10, 12]
+    assert heavy.scores[0] == pytest.approx(1 / 62 + 2 / 61)
+    assert combine(first, [1.0, 9.0, -3.0], mode="rrf") == fused  # the default weights are 1:1
     assert combine(first, [1.0, 9.0, -3.0], mode="none") == first
     with pytest.raises(ValidationError, match="one score per candidate"):
         combine(first, [1.0], mode="rrf")
