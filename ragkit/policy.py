@@ -671,7 +671,8 @@ def answer_text(record: Any, counted: Sequence[EvidenceUse] = (), *, cause: bool
             return cite_each(passage, d.citation)
     quote = " ".join(str(d.quote).split())
     surface = " ".join(str(d.surface).split())
-    head = cite_each(surface, d.citation)
+    # "Answer: <value>": the value leads, and a bare surname reads as a person after the colon
+    head = cite_each(f"Answer: {surface}", d.citation)
     if d.kind in ("text", "status"):
         use = next((u for u in counted if u.citation == record.decision.citation), None)
         if use is not None:
