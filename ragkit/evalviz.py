@@ -115,7 +115,8 @@ def html_report(report: Any, *, sweep: Any = None, title: str = "ragkit evaluati
     from ragkit.gates import diagnose
 
     body = report._repr_html_()
-    return (f"<!doctype html><html><head><meta charset='utf-8'><title>{_html.escape(title)}</title>"
+    return ("<!doctype html><html><head><meta charset='utf-8'><link rel='icon' href='data:,'>"
+            f"<title>{_html.escape(title)}</title>"
             "<style>body{font-family:sans-serif;margin:2em;max-width:1200px}table{border-collapse:collapse;"
             "font-size:13px}td,th{border:1px solid #ccc;padding:2px 6px}img{max-width:48%;margin:4px}</style>"
             f"</head><body><h1>{_html.escape(title)}</h1><pre>{_html.escape(str(report))}</pre>"

@@ -1,4 +1,4 @@
-"""The funnel explorer in a real browser: JupyterLab on loopback, driven by headless Chromium.
+"""In a real browser: the funnel explorer in JupyterLab, and the HTML evaluation report.
 
 Starts JupyterLab on 127.0.0.1 (a random free port, a random token, no browser of its own, no
 update or news checks), writes a small notebook that builds an index of the fixture corpus and
@@ -6,6 +6,10 @@ shows :class:`ragkit.widgets.FunnelExplorer`, opens it in Debian's ``chromium`` 
 Playwright's Python API (``executable_path``; Playwright never downloads a browser here), runs
 all cells, moves the ``deliver`` slider and checks that the summary, the table and the plot
 update. A screenshot is saved under ``.ragkit-cache/browser/``.
+
+The HTML evaluation report (``ragkit eval --html``) gets the same treatment: served over
+loopback HTTP, opened in the same Chromium, every figure must render and the console must stay
+free of errors.
 
 Skips, saying why, when ``/usr/bin/chromium`` or the ``playwright`` package is missing
 (``apt-get install chromium``; ``pip install playwright``, no ``playwright install`` needed).
@@ -171,3 +175,62 @@ def test_explorer_slider_updates_table_and_plot_in_chromium(lab, tmp_path):
     assert second_src != first_src, "moving the slider did not redraw the plot"
     widget_errors = [e for e in errors if "widget" in e.lower() or "ragkit" in e.lower()]
     assert not widget_errors, f"console errors from the widgets: {widget_errors[:5]}"
+
+
+@pytest.fixture
+def report_page(tmp_path):
+    """The HTML evaluation report of a small hand-built evaluation, served over loopback HTTP."""
+    import functools
+    import http.server
+    import threading
+
+    from test_evaluation import CASES, RESULTS
+
+    from ragkit.evaluation import evaluate
+    from ragkit.evalviz import html_report
+
+    pytest.importorskip("seaborn", reason="the HTML report needs seaborn (pip install 'ragkit[course]')")
+    report = evaluate(CASES, lambda c: RESULTS[c.id], progress=False, placement="test")
+    (tmp_path / "report.html").write_text(html_report(report), encoding="utf-8")
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(tmp_path))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/report.html"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_html_evaluation_report_renders_in_chromium(report_page, tmp_path):
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} not found: install Debian's chromium (apt-get install -y chromium) "
+                    "or set RAGKIT_CHROMIUM to a Chromium binary")
+    sync_api = pytest.importorskip("playwright.sync_api",
+                                   reason="the playwright package is missing (pip install playwright)")
+    errors: list[str] = []
+    with sync_api.sync_playwright() as p:
+        context = p.chromium.launch_persistent_context(
+            str(tmp_path / "profile"), executable_path=str(CHROMIUM), headless=True, args=FLAGS,
+            viewport={"width": 1400, "height": 1000})
+        try:
+            page = context.new_page()
+            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto(report_page, wait_until="load")
+            figures = page.eval_on_selector_all(
+                "img", "els => els.map(e => [e.complete, e.naturalWidth, e.naturalHeight])")
+            tables = page.locator("table").count()
+            text = page.inner_text("body")
+            shot = ROOT / ".ragkit-cache" / "browser" / "report.png"
+            shot.parent.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(shot), full_page=True)
+        finally:
+            context.close()
+    assert len(figures) == 4, f"expected the survival, cost, calls and honesty figures, got {len(figures)}"
+    assert all(done and w > 100 and h > 100 for done, w, h in figures), f"a figure did not render: {figures}"
+    assert tables >= 2 and "end to end" in text and "Diagnosis" in text
+    assert not errors, f"console errors while rendering the report: {errors[:5]}"
