@@ -29,7 +29,7 @@ from ragkit.fusion import Ranking, rrf
 from ragkit.scope import Scope
 
 __all__ = ["quote_span", "covers", "CaseLists", "first_stage", "span_recall", "fusion_sweep",
-           "delivered_coverage", "evidence_share", "evidence_chunks"]
+           "delivered_coverage", "evidence_share", "evidence_chunks", "whole_file_reads"]
 
 
 def quote_span(text: str, quote: str) -> tuple[int, int] | None:
@@ -212,3 +212,43 @@ def delivered_coverage(index: Any, case: Any, result: Any) -> dict[str, Any]:
             out["in_section"] |= covers((section.start, section.start + len(hit.section_text)), span)
             out["truncated"] |= bool(hit.truncated)
     return out
+
+
+def whole_file_reads(results: Iterable[Any]) -> dict[str, Any]:
+    """The "reads the whole file anyway" tell, measured from agent traces.
+
+    For each agent result (:class:`ragkit.agent.AgentResult`), every successful search is
+    checked: did a *later* ``fetch`` (``retrieve_documents``) ask for a whole document (an id
+    without ``#anchor``) that this search had delivered an excerpt of? A high share means the
+    delivered chunks did not carry enough to judge them, so the agent opened the file.
+
+    Returns:
+        ``{"tasks", "searches", "followed_by_whole_read", "share", "section_reads"}`` where
+        ``section_reads`` counts later fetches of a section (``doc#anchor``) of a searched
+        document, the cheaper read that parent expansion stands in for.
+
+    Example:
+        >>> from types import SimpleNamespace as S
+        >>> steps = [S(action="search", ok=True, refused=None,
+        ...            response={"results": [{"doc_id": "a"}, {"doc_id": "b"}]}),
+        ...          S(action="fetch", ok=True, refused=None, arguments={"ids": ["b"]}, response={})]
+        >>> whole_file_reads([S(steps=steps)])["share"]
+        1.0
+    """
+    tasks = searches = whole = sections = 0
+    for result in results:
+        tasks += 1
+        steps = [s for s in result.steps if getattr(s, "refused", None) is None and s.ok]
+        for i, step in enumerate(steps):
+            if step.action != "search":
+                continue
+            searches += 1
+            shown = {item.get("doc_id") for item in step.response.get("results") or []}
+            later = [str(x) for s in steps[i + 1:] if s.action == "fetch"
+                     for x in (s.arguments.get("ids") or [])]
+            if any("#" not in x and x in shown for x in later):
+                whole += 1
+            if any("#" in x and x.split("#", 1)[0] in shown for x in later):
+                sections += 1
+    return {"tasks": tasks, "searches": searches, "followed_by_whole_read": whole,
+            "share": whole / searches if searches else 0.0, "section_reads": sections}

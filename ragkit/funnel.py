@@ -118,6 +118,16 @@ class Hit:
         """What the reader gets: the expanded section if any, else the chunk."""
         return self.section_text if self.section_text is not None else self.text
 
+    def _repr_html_(self) -> str:
+        env = self.envelope
+        date = env.effective_from or env.published_at
+        cut = " (cut to budget)" if self.truncated else ""
+        return (f"<b>[{self.rank}] <code>{_html_escape(self.citation)}</code></b> "
+                f"{_html_escape(env.source_type)}, tenant={_html_escape(env.tenant)}, "
+                f"v{_html_escape(env.version)}, "
+                f"{date.date() if date else 'undated'}, validity={self.validity}, score={self.score:.4f}, "
+                f"{self.tokens} tokens{cut}<br><small>{_html_escape(self.evidence[:400])}</small>")
+
 
 @dataclass
 class SearchResult:

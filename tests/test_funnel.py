@@ -97,3 +97,13 @@ def test_valid_at_filter_and_reported_validity(fixture_index):
 def test_empty_scope_returns_nothing(fixture_index):
     result = Funnel(fixture_index).search("EUR", filters=Filters.make(doc_type="postmortem"))
     assert len(result) == 0 and result.trace.rows_in_scope == 0
+
+
+def test_hit_shows_itself_in_a_notebook():
+    from ragkit.funnel import Hit
+    from ragkit.records import Envelope
+
+    hit = Hit(rank=1, row=0, chunk_id="p#a~0", doc_id="p", citation="p#a", score=0.5, text="EUR <b>15:00</b>",
+              envelope=Envelope("p", source_type="policy", tenant="acme"), validity="valid", tokens=7)
+    html = hit._repr_html_()
+    assert "<code>p#a</code>" in html and "validity=valid" in html and "&lt;b&gt;15:00" in html
