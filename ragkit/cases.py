@@ -44,6 +44,7 @@ from ragkit.errors import ValidationError
 from ragkit.records import GLOBAL_TENANT, Envelope, parse_time
 
 __all__ = [
+    "MONTHS",
     "REJECT_REASONS",
     "DECOY_KINDS",
     "TAGS",
@@ -213,26 +214,10 @@ CASE_SCHEMA: dict[str, Any] = {
     },
 }
 
-_MONTHS = {
-    m: i
-    for i, m in enumerate(
-        [
-            "january",
-            "february",
-            "march",
-            "april",
-            "may",
-            "june",
-            "july",
-            "august",
-            "september",
-            "october",
-            "november",
-            "december",
-        ],
-        1,
-    )
-}
+#: Month names, January first (shared by the case loader, task parsing and value reading).
+MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september",
+          "october", "november", "december")
+_MONTHS = {m: i for i, m in enumerate(MONTHS, 1)}
 
 
 def normalise_value(kind: str, text: str) -> str:

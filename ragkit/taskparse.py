@@ -34,6 +34,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from ragkit.cases import MONTHS
 from ragkit.errors import ValidationError
 from ragkit.records import parse_time
 
@@ -49,20 +50,6 @@ __all__ = [
     "STOPWORDS",
 ]
 
-MONTHS = (
-    "january",
-    "february",
-    "march",
-    "april",
-    "may",
-    "june",
-    "july",
-    "august",
-    "september",
-    "october",
-    "november",
-    "december",
-)
 _MONTH_RE = "|".join(m.capitalize() for m in MONTHS) + "|" + "|".join(m[:3].capitalize() for m in MONTHS)
 
 #: Words that carry no search signal (question words, auxiliaries, fillers).

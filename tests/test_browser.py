@@ -17,6 +17,7 @@ Skips, saying why, when ``/usr/bin/chromium`` or the ``playwright`` package is m
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -62,6 +63,22 @@ def _notebook(path: Path) -> None:
                                                       "language": "python"}},
           "nbformat": 4, "nbformat_minor": 5}
     path.write_text(json.dumps(nb))
+
+
+@contextlib.contextmanager
+def _page(sync_api, tmp_path, errors):
+    """A page of Debian's chromium (fresh profile, this machine's flags) that logs console errors."""
+    with sync_api.sync_playwright() as p:
+        context = p.chromium.launch_persistent_context(
+            str(tmp_path / "profile"), executable_path=str(CHROMIUM), headless=True, args=FLAGS,
+            viewport={"width": 1400, "height": 1000})
+        try:
+            page = context.new_page()
+            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            yield page
+        finally:
+            context.close()
 
 
 @pytest.fixture
@@ -116,60 +133,51 @@ def test_explorer_slider_updates_table_and_plot_in_chromium(lab, tmp_path):
     url, token, root = lab
     _notebook(root / "explorer.ipynb")
     errors: list[str] = []
-    with sync_api.sync_playwright() as p:
-        context = p.chromium.launch_persistent_context(
-            str(tmp_path / "profile"), executable_path=str(CHROMIUM), headless=True, args=FLAGS,
-            viewport={"width": 1400, "height": 1000})
+    with _page(sync_api, tmp_path, errors) as page:
+        page.goto(f"{url}/lab/tree/explorer.ipynb?token={token}")
+        page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=90_000)
+        choose = page.locator(".jp-Dialog button:has-text('Select')")
+        try:  # JupyterLab asks which kernel to start for a notebook it has not run before
+            choose.wait_for(timeout=30_000)
+            choose.click()
+        except sync_api.TimeoutError:
+            pass
+        page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=120_000,
+                               state="attached")
+        page.click(".lm-MenuBar-itemLabel:text-is('Run')")
+        page.click(".lm-Menu-itemLabel:text-is('Run All Cells')")
+        if choose.count():
+            choose.click()
         try:
-            page = context.new_page()
-            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-            page.on("pageerror", lambda e: errors.append(str(e)))
-            page.goto(f"{url}/lab/tree/explorer.ipynb?token={token}")
-            page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=90_000)
-            choose = page.locator(".jp-Dialog button:has-text('Select')")
-            try:  # JupyterLab asks which kernel to start for a notebook it has not run before
-                choose.wait_for(timeout=30_000)
-                choose.click()
-            except sync_api.TimeoutError:
-                pass
-            page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=120_000,
-                                   state="attached")
-            page.click(".lm-MenuBar-itemLabel:text-is('Run')")
-            page.click(".lm-Menu-itemLabel:text-is('Run All Cells')")
-            if choose.count():
-                choose.click()
-            try:
-                table = page.wait_for_selector("table.ragkit-funnel", timeout=420_000)
-            except sync_api.TimeoutError:
-                failed = ROOT / ".ragkit-cache" / "browser" / "failure.png"
-                failed.parent.mkdir(parents=True, exist_ok=True)
-                page.screenshot(path=str(failed), full_page=True)
-                raise AssertionError(f"the explorer's table never appeared (screenshot {failed}); "
-                                     f"console errors: {errors[:5]}") from None
-            summary = page.locator(".widget-html-content:has-text('delivered:')").first
-            assert "deliver=2" in summary.inner_text()
-            first_table = table.inner_text()
-            first_src = page.locator(".widget-image").first.get_attribute("src")
-            delivered_before = first_table.count("True")
+            table = page.wait_for_selector("table.ragkit-funnel", timeout=420_000)
+        except sync_api.TimeoutError:
+            failed = ROOT / ".ragkit-cache" / "browser" / "failure.png"
+            failed.parent.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(failed), full_page=True)
+            raise AssertionError(f"the explorer's table never appeared (screenshot {failed}); "
+                                 f"console errors: {errors[:5]}") from None
+        summary = page.locator(".widget-html-content:has-text('delivered:')").first
+        assert "deliver=2" in summary.inner_text()
+        first_table = table.inner_text()
+        first_src = page.locator(".widget-image").first.get_attribute("src")
+        delivered_before = first_table.count("True")
 
-            slider = page.locator(".widget-slider:has(.widget-label:text-is('deliver'))")
-            readout = slider.locator(".widget-readout")
-            readout.click()
-            page.keyboard.press("Control+A")
-            page.keyboard.type("5")
-            page.keyboard.press("Enter")
-            page.wait_for_function(
-                "() => [...document.querySelectorAll('.widget-html-content')]"
-                ".some(e => e.innerText.includes('deliver=5'))", timeout=120_000)
-            page.wait_for_timeout(500)
-            second_table = page.locator("table.ragkit-funnel").first.inner_text()
-            second_src = page.locator(".widget-image").first.get_attribute("src")
-            shot = ROOT / ".ragkit-cache" / "browser" / "explorer.png"
-            shot.parent.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(shot), full_page=True)
-            shutil.copy(shot, tmp_path / "explorer.png")
-        finally:
-            context.close()
+        slider = page.locator(".widget-slider:has(.widget-label:text-is('deliver'))")
+        readout = slider.locator(".widget-readout")
+        readout.click()
+        page.keyboard.press("Control+A")
+        page.keyboard.type("5")
+        page.keyboard.press("Enter")
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('.widget-html-content')]"
+            ".some(e => e.innerText.includes('deliver=5'))", timeout=120_000)
+        page.wait_for_timeout(500)
+        second_table = page.locator("table.ragkit-funnel").first.inner_text()
+        second_src = page.locator(".widget-image").first.get_attribute("src")
+        shot = ROOT / ".ragkit-cache" / "browser" / "explorer.png"
+        shot.parent.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(shot), full_page=True)
+        shutil.copy(shot, tmp_path / "explorer.png")
     assert second_table != first_table, "moving the slider did not change the table"
     assert second_table.count("True") > delivered_before, "more hits should be marked delivered"
     assert second_src != first_src, "moving the slider did not redraw the plot"
@@ -212,24 +220,15 @@ def test_html_evaluation_report_renders_in_chromium(report_page, tmp_path):
     sync_api = pytest.importorskip("playwright.sync_api",
                                    reason="the playwright package is missing (pip install playwright)")
     errors: list[str] = []
-    with sync_api.sync_playwright() as p:
-        context = p.chromium.launch_persistent_context(
-            str(tmp_path / "profile"), executable_path=str(CHROMIUM), headless=True, args=FLAGS,
-            viewport={"width": 1400, "height": 1000})
-        try:
-            page = context.new_page()
-            page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-            page.on("pageerror", lambda e: errors.append(str(e)))
-            page.goto(report_page, wait_until="load")
-            figures = page.eval_on_selector_all(
-                "img", "els => els.map(e => [e.complete, e.naturalWidth, e.naturalHeight])")
-            tables = page.locator("table").count()
-            text = page.inner_text("body")
-            shot = ROOT / ".ragkit-cache" / "browser" / "report.png"
-            shot.parent.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(shot), full_page=True)
-        finally:
-            context.close()
+    with _page(sync_api, tmp_path, errors) as page:
+        page.goto(report_page, wait_until="load")
+        figures = page.eval_on_selector_all(
+            "img", "els => els.map(e => [e.complete, e.naturalWidth, e.naturalHeight])")
+        tables = page.locator("table").count()
+        text = page.inner_text("body")
+        shot = ROOT / ".ragkit-cache" / "browser" / "report.png"
+        shot.parent.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(shot), full_page=True)
     assert len(figures) == 4, f"expected the survival, cost, calls and honesty figures, got {len(figures)}"
     assert all(done and w > 100 and h > 100 for done, w, h in figures), f"a figure did not render: {figures}"
     assert tables >= 2 and "end to end" in text and "Diagnosis" in text
