@@ -44,8 +44,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from jsonschema import Draft202012Validator
-
 from ragkit.errors import RagkitError, ScopeError, ValidationError
 from ragkit.fusion import Param
 from ragkit.records import GLOBAL_TENANT, Chunk, Document, Envelope, parse_time
@@ -345,6 +343,8 @@ class Toolbox:
         kinds = sorted({d.envelope.source_type for d in index.documents.values()
                         if self._visible(d.envelope)})
         self.specs = _specs(self.settings, kinds)
+        from jsonschema import Draft202012Validator  # imported here: it costs ~0.7 s to import
+
         self._validators = {n: Draft202012Validator(s.parameters) for n, s in self.specs.items()}
         self.last_result: Any = None
         self._graph: _Graph | None = None
