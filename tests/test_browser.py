@@ -65,6 +65,15 @@ def _notebook(path: Path) -> None:
     path.write_text(json.dumps(nb))
 
 
+def _playwright_or_skip():
+    """Playwright's sync API, or a skip that says what is missing (Debian's chromium, playwright)."""
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} not found: install Debian's chromium (apt-get install -y chromium) "
+                    "or set RAGKIT_CHROMIUM to a Chromium binary")
+    return pytest.importorskip("playwright.sync_api",
+                               reason="the playwright package is missing (pip install playwright)")
+
+
 @contextlib.contextmanager
 def _page(sync_api, tmp_path, errors):
     """A page of Debian's chromium (fresh profile, this machine's flags) that logs console errors."""
@@ -125,11 +134,7 @@ def lab(tmp_path):
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_explorer_slider_updates_table_and_plot_in_chromium(lab, tmp_path):
-    if not CHROMIUM.exists():
-        pytest.skip(f"{CHROMIUM} not found: install Debian's chromium (apt-get install -y chromium) "
-                    "or set RAGKIT_CHROMIUM to a Chromium binary")
-    sync_api = pytest.importorskip("playwright.sync_api",
-                                   reason="the playwright package is missing (pip install playwright)")
+    sync_api = _playwright_or_skip()
     url, token, root = lab
     _notebook(root / "explorer.ipynb")
     errors: list[str] = []
@@ -214,11 +219,7 @@ def report_page(tmp_path):
 @pytest.mark.slow
 @pytest.mark.timeout(300)
 def test_html_evaluation_report_renders_in_chromium(report_page, tmp_path):
-    if not CHROMIUM.exists():
-        pytest.skip(f"{CHROMIUM} not found: install Debian's chromium (apt-get install -y chromium) "
-                    "or set RAGKIT_CHROMIUM to a Chromium binary")
-    sync_api = pytest.importorskip("playwright.sync_api",
-                                   reason="the playwright package is missing (pip install playwright)")
+    sync_api = _playwright_or_skip()
     errors: list[str] = []
     with _page(sync_api, tmp_path, errors) as page:
         page.goto(report_page, wait_until="load")
