@@ -46,8 +46,33 @@ def index_cmd(
     chunker: Annotated[str, typer.Option(help="structure | sentence | fixed")] = "structure",
     max_tokens: Annotated[int, typer.Option(help="chunk budget in tokens")] = 200,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no progress bars")] = False,
+    backend: Annotated[str, typer.Option(help="memory (an index folder) | milvus (a Milvus collection)")]
+    = "memory",
+    milvus_uri: Annotated[str | None, typer.Option(
+        "--milvus-uri", envvar="RAGKIT_MILVUS_URI", show_envvar=True,
+        help="Milvus server URI (http://HOST:19530) or a local file (./milvus.db) for --backend milvus")]
+    = None,
+    milvus_token: Annotated[str | None, typer.Option(
+        "--milvus-token", envvar="RAGKIT_MILVUS_TOKEN", show_envvar=True,
+        help="Milvus 'user:password' or API key")] = None,
+    collection: Annotated[str | None, typer.Option(help="Milvus collection (default: ragkit)")] = None,
+    use_ray: Annotated[bool, typer.Option("--ray", help="with --backend milvus: ingest with Ray Data "
+                                          "(read -> chunk -> embed -> write)")] = False,
+    ray_address: Annotated[str | None, typer.Option(help="with --ray: a Ray cluster's address "
+                                                    "(default: start a local Ray)")] = None,
+    ray_actors: Annotated[int, typer.Option(help="with --ray: embedder actors")] = 1,
 ) -> None:
-    """Build an index of FOLDER, or update it (only new and changed documents are encoded)."""
+    """Build an index of FOLDER, or update it (only new and changed documents are encoded).
+
+    With --backend milvus, FOLDER is chunked, embedded and upserted by document into a Milvus
+    collection instead (in this process, or with --ray on a local or remote Ray cluster).
+    """
+    if backend != "memory" or use_ray or ray_address or collection:
+        _index_milvus(folder, out=out, rebuild=rebuild, strict=strict, chunker=chunker,
+                      max_tokens=max_tokens, quiet=quiet, backend=backend, uri=milvus_uri,
+                      token=milvus_token, collection=collection, use_ray=use_ray,
+                      ray_address=ray_address, actors=ray_actors)
+        return
     target = out or default_index_path(folder)
     try:
         build_or_update(folder, target, rebuild=rebuild, strict=strict, chunker=chunker,
@@ -55,6 +80,46 @@ def index_cmd(
     except RagkitError as exc:
         _fail(exc)
     typer.echo(str(target))
+
+
+def _index_milvus(folder: Path, *, out: Path | None, rebuild: bool, strict: bool, chunker: str,
+                  max_tokens: int, quiet: bool, backend: str, uri: str | None, token: str | None,
+                  collection: str | None, use_ray: bool, ray_address: str | None, actors: int) -> None:
+    """``ragkit index DIR --backend milvus [--ray]``: check the options, ingest, print the report."""
+    problem = None
+    if backend not in ("memory", "milvus"):
+        problem = f"--backend {backend!r} is not a backend; use memory or milvus"
+    elif backend == "memory":
+        flag = "--ray" if use_ray else "--ray-address" if ray_address else "--collection"
+        problem = f"{flag} needs --backend milvus (the memory backend writes an index folder: --out)"
+    elif ray_address and not use_ray:
+        problem = "--ray-address needs --ray"
+    elif out is not None:
+        problem = "--out is for the memory backend; --backend milvus writes to --collection at --milvus-uri"
+    elif not uri:
+        problem = ("--backend milvus needs --milvus-uri (or RAGKIT_MILVUS_URI): a server URI such as "
+                   "http://127.0.0.1:19530, or a local file such as ./milvus.db")
+    elif use_ray and strict:
+        problem = "--strict is not supported with --ray: broken files are reported in the ingest report"
+    if problem:
+        _fail(ValueError(problem))
+    from ragkit.chunking import ChunkerSettings
+    from ragkit.index import IndexSettings
+    from ragkit.ingest import ingest_milvus, ingest_ray
+    from ragkit.milvus import MilvusConfig
+
+    try:
+        settings = IndexSettings(chunker=ChunkerSettings(method=chunker, max_tokens=max_tokens))
+        config = MilvusConfig(uri or "", token=token or "", collection=collection or "ragkit")
+        if use_ray:
+            report = ingest_ray(folder, config, settings=settings, address=ray_address, actors=actors,
+                                drop_existing=rebuild, progress=not quiet)
+        else:
+            report = ingest_milvus(folder, config, settings=settings, drop_existing=rebuild, strict=strict,
+                                   progress=not quiet)
+    except RagkitError as exc:
+        _fail(exc)
+    typer.echo(str(report))
 
 
 @app.command("search")
