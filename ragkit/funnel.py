@@ -27,6 +27,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
+from ragkit.backend import as_backend
 from ragkit.errors import ValidationError
 from ragkit.fusion import Param, Ranking, rank_positions, rrf
 from ragkit.index import Index
@@ -195,27 +196,27 @@ class Funnel:
         s = replace(self.settings, **overrides) if overrides else self.settings
         scope = scope or Scope.operator()
         filters = filters or Filters()
-        idx = self.index.snapshot() if hasattr(self.index, "snapshot") else self.index  # one version
+        idx = as_backend(self.index)  # one snapshot, read only through the seam (ragkit.backend)
         trace = SearchTrace(query=query, scope=str(scope), filters=_describe(filters),
-                            settings=asdict(s), rows_total=len(idx.rows))
+                            settings=asdict(s), rows_total=idx.size())
         clock = time.perf_counter
 
         t = clock()
-        mask = idx.mask(scope, filters)
-        trace.rows_in_scope = int(mask.sum())
+        selection = idx.select(scope, filters)  # a row mask, or a filter the engine applies before top-k
+        trace.rows_in_scope = selection.count()
         trace.timings_ms["filter"] = (clock() - t) * 1000
         lists: list[Ranking] = []
         weights: list[float] = []
         lexical = dense = Ranking([], [])
         if "lexical" in s.retrievers:
             t = clock()
-            lexical = idx.search_lexical(query, s.candidates, mask) if trace.rows_in_scope else lexical
+            lexical = idx.search_lexical(query, s.candidates, selection) if trace.rows_in_scope else lexical
             trace.timings_ms["lexical"] = (clock() - t) * 1000
             lists.append(lexical)
             weights.append(s.lexical_weight)
         if "dense" in s.retrievers:
             t = clock()
-            dense = idx.search_dense(query, s.candidates, mask) if trace.rows_in_scope else dense
+            dense = idx.search_dense(query, s.candidates, selection) if trace.rows_in_scope else dense
             trace.timings_ms["dense"] = (clock() - t) * 1000
             lists.append(dense)
             weights.append(s.dense_weight)
@@ -229,7 +230,7 @@ class Funnel:
         rerank_scores: dict[int, float] = {}
         rerank_ranks: dict[int, int] = {}
         if depth:
-            passages = [idx.rows[r].contextual_text() for r in head.ids]
+            passages = [c.contextual_text() for c in idx.fetch(head.ids)]
             out = rerank(query, passages, self.reranker, max_length=s.rerank_tokens)
             rerank_scores = {r: float(x) for r, x in zip(head.ids, out.scores, strict=True)}
             rerank_ranks = dict(zip(head.ids, out.ranks, strict=True))
@@ -245,7 +246,7 @@ class Funnel:
         hits = self._deliver(final, s, scope, filters, idx)
         trace.timings_ms["expand"] = (clock() - t) * 1000
         trace.tokens["delivered"] = sum(h.tokens for h in hits)
-        trace.tokens["candidate_chunks"] = sum(count_tokens_batch([idx.rows[r].text for r in fused.ids]))
+        trace.tokens["candidate_chunks"] = sum(count_tokens_batch([c.text for c in idx.fetch(fused.ids)]))
         trace.candidates = self._candidates(lexical, dense, fused, rerank_scores, rerank_ranks, final,
                                             hits, filters, idx)
         trace.timings_ms["total"] = sum(trace.timings_ms.values())
@@ -253,15 +254,16 @@ class Funnel:
 
     def _deliver(self, final: Ranking, s: FunnelSettings, scope: Scope, filters: Filters,
                  idx: Any = None) -> list[Hit]:
-        idx = self.index if idx is None else idx
+        idx = as_backend(self.index) if idx is None else idx
         moment = filters.valid_at or dt.datetime.now(dt.timezone.utc)
         budget = s.total_budget
         seen_sections: set[str] = set()
         hits: list[Hit] = []
         rows = final.ids[: s.deliver]
-        chunk_tokens = count_tokens_batch([idx.rows[r].text for r in rows])
+        chunks = idx.fetch(rows)
+        chunk_tokens = count_tokens_batch([c.text for c in chunks])
         for rank, (row, score) in enumerate(zip(rows, final.scores[: s.deliver], strict=True), start=1):
-            chunk = idx.rows[row]
+            chunk = chunks[rank - 1]
             env = idx.envelope(row)
             scope.require(env)  # every read re-checks scope, not just retrieval
             section = idx.parent(row) if s.expand else None
@@ -290,14 +292,15 @@ class Funnel:
     def _candidates(self, lexical: Ranking, dense: Ranking, fused: Ranking, rerank_scores: dict[int, float],
                     rerank_ranks: dict[int, int], final: Ranking, hits: list[Hit],
                     filters: Filters, idx: Any = None) -> list[CandidateTrace]:
-        idx = self.index if idx is None else idx
+        idx = as_backend(self.index) if idx is None else idx
         lex, den, fus, fin = (rank_positions(x) for x in (lexical, dense, fused, final))
         fused_scores = dict(zip(fused.ids, fused.scores, strict=True))
         by_row = {h.row: h for h in hits}
         moment = filters.valid_at or dt.datetime.now(dt.timezone.utc)
         out = []
-        for row in dict.fromkeys([*fused.ids, *lexical.ids, *dense.ids]):
-            chunk, env = idx.rows[row], idx.envelope(row)
+        rows = list(dict.fromkeys([*fused.ids, *lexical.ids, *dense.ids]))
+        for row, chunk in zip(rows, idx.fetch(rows), strict=True):
+            env = idx.envelope(row)
             hit = by_row.get(row)
             out.append(CandidateTrace(
                 row=row, chunk_id=chunk.chunk_id, doc_id=chunk.doc_id, lexical_rank=lex.get(row),
