@@ -26,7 +26,8 @@ import numpy as np
 from ragkit.errors import ValidationError
 from ragkit.fusion import Ranking
 
-__all__ = ["DenseRetriever", "INDEX_KINDS", "HNSW_MIN_ROWS", "choose_kind"]
+__all__ = ["DenseRetriever", "INDEX_KINDS", "HNSW_MIN_ROWS", "HNSW_M", "EF_CONSTRUCTION", "EF_SEARCH",
+           "choose_kind"]
 
 INDEX_KINDS = ("flat", "hnsw", "auto")
 #: ``kind="auto"`` builds HNSW from this many rows, exact search below it. In
@@ -36,6 +37,10 @@ INDEX_KINDS = ("flat", "hnsw", "auto")
 #: measured here), so from 100k rows HNSW keeps a query within the 5 ms dense budget while exact
 #: search would not for long. Below that, exact search is fast and loses no recall.
 HNSW_MIN_ROWS = 100_000
+#: HNSW graph degree, build beam and search beam (see ``bench/results/scale.md``).
+HNSW_M = 32
+EF_CONSTRUCTION = 64
+EF_SEARCH = 128
 
 
 def choose_kind(kind: str, rows: int) -> str:
@@ -80,9 +85,12 @@ class DenseRetriever:
         hnsw_m: HNSW graph degree.
     """
 
-    def __init__(self, vectors: np.ndarray, embedder: Any, *, kind: str = "flat", hnsw_m: int = 32,
-                 ef_search: int = 128) -> None:
-        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+    def __init__(self, vectors: np.ndarray, embedder: Any, *, kind: str = "flat", hnsw_m: int = HNSW_M,
+                 ef_search: int = EF_SEARCH, ef_construction: int = EF_CONSTRUCTION,
+                 index: Any = None) -> None:
+        if not (isinstance(vectors, np.ndarray) and vectors.dtype == np.float32
+                and vectors.flags.c_contiguous):
+            vectors = np.ascontiguousarray(vectors, dtype=np.float32)  # a read-only memory map stays as is
         if vectors.ndim != 2:
             raise ValidationError(f"vectors must be 2-D (n, dim), got shape {vectors.shape}")
         kind = choose_kind(kind, len(vectors))
@@ -92,13 +100,29 @@ class DenseRetriever:
         self.ef_search = ef_search
         faiss = _faiss()
         dim = vectors.shape[1]
+        if index is not None:  # a saved index (see :meth:`save_index`): nothing is rebuilt
+            if index.ntotal != len(vectors) or index.d != dim:
+                raise ValidationError(f"the saved faiss index holds {index.ntotal} rows of dim {index.d}; "
+                                      f"expected {len(vectors)} of dim {dim}: rebuild the index")
+            self.index = index
+            self.kind = "hnsw" if hasattr(index, "hnsw") else "flat"
+            return
         if kind == "flat":
             self.index = faiss.IndexFlatIP(dim)
         else:
             self.index = faiss.IndexHNSWFlat(dim, hnsw_m, faiss.METRIC_INNER_PRODUCT)
-            self.index.hnsw.efConstruction = 200
+            self.index.hnsw.efConstruction = ef_construction
         if len(vectors):
             self.index.add(vectors)
+
+    def save_index(self, path: str | os.PathLike[str]) -> None:
+        """Write the faiss index (the HNSW graph and its vectors) to ``path``."""
+        _faiss().write_index(self.index, str(path))
+
+    @staticmethod
+    def read_index(path: str | os.PathLike[str]) -> Any:
+        """A faiss index written by :meth:`save_index` (pass it as ``index=``)."""
+        return _faiss().read_index(str(path))
 
     @classmethod
     def build(cls, texts: Sequence[str], embedder: Any, *, kind: str = "flat",
@@ -159,7 +183,11 @@ class DenseRetriever:
             params = faiss.SearchParametersHNSW(efSearch=max(self.ef_search, k)) \
                 if self.kind == "hnsw" else None
         else:
-            selector = faiss.IDSelectorBatch(np.flatnonzero(mask).astype(np.int64))
+            if allowed > 4096:  # a bitmap costs n/8 bytes per query, a batch a hash set of the allowed ids
+                bits = np.packbits(mask, bitorder="little")
+                selector = faiss.IDSelectorBitmap(n, faiss.swig_ptr(bits))
+            else:
+                selector = faiss.IDSelectorBatch(np.flatnonzero(mask).astype(np.int64))
             if self.kind == "hnsw":
                 params = faiss.SearchParametersHNSW(sel=selector, efSearch=max(self.ef_search, k))
             else:

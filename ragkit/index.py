@@ -56,12 +56,22 @@ from ragkit.scope import Filters, Scope, scope_mask
 
 __all__ = ["Index", "IndexSettings", "Snapshot", "Segment", "SyncReport", "FORMAT_VERSION", "MAX_SEGMENTS"]
 
-FORMAT_VERSION = 2
+#: Format 3 (2026-12-01): per-row data is columnar (Parquet for documents and chunks, one ``.npy``
+#: per postings array, memory-mapped) and an HNSW graph is saved with its segment; format 2 (JSON
+#: lines, ``postings.npz``) is still read, and rewritten by :meth:`Index.upgrade` or the next save.
+FORMAT_VERSION = 3
+#: Generation formats :meth:`Index.load` reads.
+READABLE_FORMATS = (2, 3)
 #: More segments than this triggers a merge of the smaller ones.
 MAX_SEGMENTS = 8
 #: A dead-row fraction above this triggers a full merge (compaction).
 MAX_DEAD_FRACTION = 0.25
-_SEGMENT_FILES = ("documents.jsonl", "chunks.jsonl", "vectors.npy", "postings.npz", "vocab.txt")
+_SEGMENT_FILES = ("documents.parquet", "chunks.parquet", "vectors.npy", *Postings.FILES)
+_SEGMENT_FILES_V2 = ("documents.jsonl", "chunks.jsonl", "vectors.npy", "postings.npz", "vocab.txt")
+#: A segment's saved faiss index (written when its dense index is HNSW; exact search needs none).
+_DENSE_FILE = "dense.faiss"
+_CHUNK_COLUMNS = ("chunk_id", "doc_id", "version", "start", "end", "title", "section_path", "anchor",
+                  "parent_id", "preamble", "kind")
 
 
 @dataclass(frozen=True)
@@ -226,7 +236,8 @@ class Segment:
         return out
 
     def dense(self, kind: str) -> Any:
-        """The segment's faiss index (built once; segments never change, so it is shared)."""
+        """The segment's faiss index (built once, or read with the segment; segments never change,
+        so it is shared). ``kind="auto"`` builds HNSW from :data:`ragkit.dense.HNSW_MIN_ROWS` rows."""
         with self._lock:
             if self._dense is None:
                 from ragkit.dense import DenseRetriever
@@ -234,13 +245,28 @@ class Segment:
                 self._dense = DenseRetriever(self.vectors, None, kind=kind if len(self) > 4096 else "flat")
             return self._dense
 
+    def _dense_to_save(self, kind: str) -> Any:
+        """The faiss index to save with the segment: an HNSW graph (costly to rebuild), else ``None``."""
+        from ragkit.dense import choose_kind
+
+        if len(self) <= 4096 or choose_kind(kind, len(self)) != "hnsw":
+            return None
+        return self.dense(kind)
+
     @staticmethod
     def new_name() -> str:
         return f"{dt.datetime.now(dt.timezone.utc):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:10]}"
 
     # -- persistence ----------------------------------------------------------------------
-    def write(self, seg_root: Path) -> dict[str, Any]:
-        """Write into ``seg_root/<name>`` (temp folder, fsync, rename); return its manifest entry."""
+    def write(self, seg_root: Path, *, dense_kind: str = "flat") -> dict[str, Any]:
+        """Write into ``seg_root/<name>`` (temp folder, fsync, rename); return its manifest entry.
+
+        Format 3: documents and chunks as Parquet tables, vectors and postings as ``.npy`` arrays,
+        and the HNSW graph (``dense.faiss``) when ``dense_kind`` makes this segment's index HNSW.
+        """
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
         seg_root.mkdir(parents=True, exist_ok=True)
         tmp = seg_root / f".tmp-{self.name}"
         if tmp.exists():
@@ -248,52 +274,99 @@ class Segment:
 
             shutil.rmtree(tmp)
         tmp.mkdir()
-        with open(tmp / "documents.jsonl", "w", encoding="utf-8") as fh:
-            for d in self.documents:
-                fh.write(json.dumps({"envelope": d.envelope.to_mapping(), "text": d.text},
-                                    ensure_ascii=False) + "\n")
+        docs = pa.table({"envelope": [json.dumps(d.envelope.to_mapping(), ensure_ascii=False)
+                                      for d in self.documents],
+                         "text": [d.text for d in self.documents]})
+        pq.write_table(docs, tmp / "documents.parquet", compression="zstd")
         storage.crash_point("save:segment-partial")
-        with open(tmp / "chunks.jsonl", "w", encoding="utf-8") as fh:
-            for c in [*self.sections, *self.rows]:
-                fh.write(json.dumps(_chunk_to_json(c), ensure_ascii=False) + "\n")
+        chunks = [*self.sections, *self.rows]
+        columns: dict[str, Any] = {name: [getattr(c, name) for c in chunks] for name in _CHUNK_COLUMNS}
+        columns["section_path"] = pa.array([list(c.section_path) for c in chunks], type=pa.list_(pa.string()))
+        columns["start"] = pa.array(columns["start"], type=pa.int64())
+        columns["end"] = pa.array(columns["end"], type=pa.int64())
+        pq.write_table(pa.table(columns), tmp / "chunks.parquet", compression="zstd")
         np.save(tmp / "vectors.npy", self.vectors)
         self.postings.save(tmp)
-        for name in _SEGMENT_FILES:
+        names = list(_SEGMENT_FILES)
+        dense = self._dense_to_save(dense_kind)
+        if dense is not None:
+            dense.save_index(tmp / _DENSE_FILE)
+            names.append(_DENSE_FILE)
+        for name in names:
             storage.fsync_file(tmp / name)
         storage.fsync_dir(tmp)
-        files = {name: storage.sha256_file(tmp / name) for name in _SEGMENT_FILES}
+        files = {name: storage.sha256_file(tmp / name) for name in names}
         os.replace(tmp, seg_root / self.name)
         storage.fsync_dir(seg_root)
         storage.crash_point("save:segment")
-        return {"name": self.name, "rows": len(self), "documents": len(self.documents), "files": files}
+        return {"name": self.name, "rows": len(self), "documents": len(self.documents), "files": files,
+                "format": FORMAT_VERSION}
 
     @classmethod
     def read(cls, seg_root: Path, entry: dict[str, Any], *, verify: bool, root: Path) -> Segment:
+        """Read a segment written by :meth:`write` (format 3) or by format 2 (JSON lines)."""
         folder = seg_root / entry["name"]
-        for name in _SEGMENT_FILES:
+        fmt = int(entry.get("format", 2))
+        required = _SEGMENT_FILES if fmt >= 3 else _SEGMENT_FILES_V2
+        recorded = entry.get("files") or {}
+        names = list(dict.fromkeys([*required, *recorded]))
+        for name in names:
             file = folder / name
             if not file.is_file():
                 raise IndexStateError(f"{file} is missing; {_recover_hint(root)}")
-            if verify and storage.sha256_file(file) != entry["files"].get(name):
+            if verify and storage.sha256_file(file) != recorded.get(name):
                 raise IndexStateError(f"{file} does not match its checksum in the generation manifest "
                                       f"(damaged or edited by hand); {_recover_hint(root)}")
         try:
-            docs = []
-            for line in (folder / "documents.jsonl").read_text(encoding="utf-8").splitlines():
-                rec = json.loads(line)
-                docs.append(Document(Envelope.from_mapping(rec["envelope"]), rec["text"]))
-            by_id = {d.doc_id: d for d in docs}
-            chunks = []
-            for line in (folder / "chunks.jsonl").read_text(encoding="utf-8").splitlines():
-                rec = json.loads(line)
-                text = by_id[rec["doc_id"]].text[rec["start"]:rec["end"]]
-                chunks.append(Chunk(text=text, **{**rec, "section_path": tuple(rec["section_path"])}))
-            vectors = np.load(folder / "vectors.npy")
+            docs, chunks = (_read_columnar if fmt >= 3 else _read_jsonl)(folder)
+            vectors = np.load(folder / "vectors.npy", mmap_mode="r")  # paged in as searches touch it
             postings = Postings.load(folder)
-        except (OSError, ValueError, KeyError, EOFError) as exc:
+            dense = None
+            if _DENSE_FILE in recorded:
+                from ragkit.dense import DenseRetriever
+
+                dense = DenseRetriever(vectors, None, index=DenseRetriever.read_index(folder / _DENSE_FILE))
+        except (OSError, ValueError, KeyError, EOFError, RuntimeError, ImportError) as exc:
             raise IndexStateError(f"{folder} cannot be read ({type(exc).__name__}: {exc}); "
                                   f"{_recover_hint(root)}") from None
-        return cls(entry["name"], docs, chunks, vectors, postings)
+        segment = cls(entry["name"], docs, chunks, vectors, postings)
+        segment._dense = dense
+        return segment
+
+
+def _read_jsonl(folder: Path) -> tuple[list[Document], list[Chunk]]:
+    """Documents and chunks of a format-2 segment (JSON lines)."""
+    docs = []
+    for line in (folder / "documents.jsonl").read_text(encoding="utf-8").splitlines():
+        rec = json.loads(line)
+        docs.append(Document(Envelope.from_mapping(rec["envelope"]), rec["text"]))
+    by_id = {d.doc_id: d for d in docs}
+    chunks = []
+    for line in (folder / "chunks.jsonl").read_text(encoding="utf-8").splitlines():
+        rec = json.loads(line)
+        text = by_id[rec["doc_id"]].text[rec["start"]:rec["end"]]
+        chunks.append(Chunk(text=text, **{**rec, "section_path": tuple(rec["section_path"])}))
+    return docs, chunks
+
+
+def _read_columnar(folder: Path) -> tuple[list[Document], list[Chunk]]:
+    """Documents and chunks of a format-3 segment (Parquet, read column by column)."""
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(folder / "documents.parquet")
+    docs = [Document(Envelope.from_mapping(json.loads(env)), text) for env, text in
+            zip(table.column("envelope").to_pylist(), table.column("text").to_pylist(), strict=True)]
+    text_of = {d.doc_id: d.text for d in docs}
+    table = pq.read_table(folder / "chunks.parquet")
+    cols = [table.column(name).to_pylist() for name in _CHUNK_COLUMNS]
+    del table
+    intern: dict[str, str] = {}  # one str object per distinct title/version/kind, not one per row
+    chunks = []
+    for cid, did, ver, start, end, title, path, anchor, parent, pre, kind in zip(*cols, strict=True):
+        chunks.append(Chunk(cid, did, intern.setdefault(ver, ver), start, end, text_of[did][start:end],
+                            intern.setdefault(title, title), tuple(path), anchor, parent, pre,
+                            intern.setdefault(kind, kind)))
+    return docs, chunks
 
 
 def _recover_hint(root: Path) -> str:
@@ -365,6 +438,8 @@ class Snapshot:
         """Embeddings of the live rows, in row order."""
         if not self.segments:
             return np.zeros((0, self._dim), np.float32)
+        if len(self.segments) == 1 and len(self.row_slot) == len(self.live):
+            return np.asarray(self.segments[0].vectors)  # no copy (read-only when memory-mapped)
         return np.vstack([s.vectors for s in self.segments])[self.row_slot]
 
     @property
@@ -640,10 +715,14 @@ class Index:
             entries = []
             known = {s["name"]: s for s in self._saved_entries.get(str(root.resolve()), [])}
             for seg in snap.segments:
-                if seg.name in known and (seg_root / seg.name).is_dir():
-                    entries.append(known[seg.name])
-                else:
-                    entries.append(seg.write(seg_root))
+                entry = known.get(seg.name)
+                if entry and entry.get("format") == FORMAT_VERSION and (seg_root / seg.name).is_dir():
+                    entries.append(entry)
+                    continue
+                if (seg_root / seg.name).exists():  # saved in an older format: rewrite under a new name
+                    old, seg.name = seg.name, Segment.new_name()
+                    snap.doc_home = {d: (seg.name if h == old else h) for d, h in snap.doc_home.items()}
+                entries.append(seg.write(seg_root, dense_kind=self.settings.dense_kind))
             names = storage.generation_names(root)
             generation = (storage.generation_number(names[-1]) if names else 0) + 1
             manifest = dict(self.manifest)
@@ -704,9 +783,9 @@ class Index:
     def _load_generation(cls, root: Path, name: str, sha: str | None, *, embedder: Any,
                          verify: bool) -> Index:
         manifest = storage.read_generation(root, name, sha)
-        if manifest.get("format_version") != FORMAT_VERSION:
+        if manifest.get("format_version") not in READABLE_FORMATS:
             raise IndexStateError(f"{root / name} has index format {manifest.get('format_version')}, this "
-                                  f"ragkit reads format {FORMAT_VERSION}; rebuild the index")
+                                  f"ragkit reads formats {READABLE_FORMATS}; rebuild the index")
         try:
             settings = IndexSettings.from_json(manifest["settings"])
             entries = list(manifest["segments"])
@@ -749,11 +828,19 @@ class Index:
 
     @classmethod
     def upgrade(cls, path: str | Path, *, embedder: Any = None) -> Index:
-        """Convert a format-1 index folder to the current format in place, without re-encoding."""
+        """Convert an index folder of an older format to the current one in place, without re-encoding.
+
+        Format 1 (one flat folder) becomes one segment; a format-2 generation (JSON lines) is read
+        and committed again as a new format-3 generation whose segments are rewritten as columns
+        (the format-2 generation stays, as the previous one, until the next commit).
+        """
         root = Path(path)
         with storage.writer_lock(root):
-            if storage.current_generation(root) is not None:  # another process upgraded it first
-                return cls.load(root, embedder=embedder)
+            if storage.current_generation(root) is not None:  # format 2, or upgraded by another process
+                index = cls.load(root, embedder=embedder)
+                if index.manifest.get("format_version") != FORMAT_VERSION:
+                    index.save(root)  # rewrites every segment not in the current format
+                return index
             return cls._upgrade_locked(root, embedder)
 
     @classmethod

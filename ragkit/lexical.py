@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import lru_cache
@@ -296,25 +297,39 @@ class Postings:
         return len(self.lengths)
 
     @classmethod
-    def from_tokens(cls, rows: Sequence[Sequence[str]]) -> Postings:
-        """Count the tokens of each row (row ``i`` of the segment is ``rows[i]``)."""
+    def from_tokens(cls, rows: Sequence[Sequence[str]], *, batch: int = 20_000) -> Postings:
+        """Count the tokens of each row (row ``i`` of the segment is ``rows[i]``).
+
+        Rows are counted ``batch`` at a time with numpy (no Python object per posting), so a
+        million rows of 80 tokens need a few hundred MB, not gigabytes.
+        """
         term_id: dict[str, int] = {}
-        cols: list[int] = []
-        row_ids: list[int] = []
-        tfs: list[int] = []
-        for r, tokens in enumerate(rows):
-            for term, tf in Counter(tokens).items():
-                cols.append(term_id.setdefault(term, len(term_id)))
-                row_ids.append(r)
-                tfs.append(tf)
-        lengths = np.array([len(t) for t in rows], dtype=np.float32)
-        return cls._from_triples(list(term_id), np.array(cols, np.int64), np.array(row_ids, np.int32),
-                                 np.array(tfs, np.float32), lengths)
+        intern = term_id.setdefault
+        cols: list[np.ndarray] = []
+        row_ids: list[np.ndarray] = []
+        tfs: list[np.ndarray] = []
+        lengths = np.zeros(len(rows), dtype=np.float32)
+        for start in range(0, len(rows), batch):
+            part = rows[start:start + batch]
+            sizes = np.fromiter((len(t) for t in part), dtype=np.int64, count=len(part))
+            lengths[start:start + len(part)] = sizes
+            ids = np.fromiter((intern(t, len(term_id)) for tokens in part for t in tokens), dtype=np.int64,
+                              count=int(sizes.sum()))
+            local = np.repeat(np.arange(len(part), dtype=np.int64), sizes)
+            keys, counts = np.unique((local << 32) | ids, return_counts=True)  # sorted by row, then term
+            cols.append((keys & 0xFFFFFFFF).astype(np.int32))
+            row_ids.append(((keys >> 32) + start).astype(np.int32))
+            tfs.append(counts.astype(np.float32))
+        cat = np.concatenate
+        return cls._from_triples(list(term_id), cat(cols) if cols else np.zeros(0, np.int32),
+                                 cat(row_ids) if row_ids else np.zeros(0, np.int32),
+                                 cat(tfs) if tfs else np.zeros(0, np.float32), lengths, rows_sorted=True)
 
     @classmethod
     def _from_triples(cls, vocab: list[str], cols: np.ndarray, rows: np.ndarray, tfs: np.ndarray,
-                      lengths: np.ndarray) -> Postings:
-        order = np.lexsort((rows, cols))
+                      lengths: np.ndarray, *, rows_sorted: bool = False) -> Postings:
+        # column-major, rows ascending within a column; a stable sort by column keeps rows in order
+        order = np.argsort(cols, kind="stable") if rows_sorted else np.lexsort((rows, cols))
         counts = np.bincount(cols, minlength=len(vocab)) if len(cols) else np.zeros(len(vocab), np.int64)
         indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
         return cls(vocab, indptr, rows[order], tfs[order], lengths)
@@ -355,19 +370,34 @@ class Postings:
             (np.concatenate(rows) if rows else empty_i).astype(np.int32),
             np.concatenate(tfs) if tfs else empty_f, np.concatenate(lengths) if lengths else empty_f)
 
-    def save(self, folder: Path) -> list[str]:
-        """Write ``postings.npz`` and ``vocab.txt`` into ``folder``; returns the file names."""
-        with open(folder / "postings.npz", "wb") as fh:
-            np.savez(fh, indptr=self.indptr, indices=self.indices, data=self.data, lengths=self.lengths)
+    #: Files of :meth:`save` (format 3: one ``.npy`` per array, memory-mapped by :meth:`load`).
+    FILES = ("postings-indptr.npy", "postings-indices.npy", "postings-data.npy", "postings-lengths.npy",
+             "vocab.txt")
+
+    def save(self, folder: Path, *, legacy: bool = False) -> list[str]:
+        """Write the arrays (one ``.npy`` each) and ``vocab.txt`` into ``folder``; returns the file names.
+
+        ``legacy=True`` writes format 2's single ``postings.npz`` instead.
+        """
+        if legacy:
+            with open(folder / "postings.npz", "wb") as fh:
+                np.savez(fh, indptr=self.indptr, indices=self.indices, data=self.data, lengths=self.lengths)
+        else:
+            arrays: list[np.ndarray] = [self.indptr, self.indices, self.data, self.lengths]
+            for name, array in zip(self.FILES[:4], arrays, strict=True):
+                np.save(folder / name, array)
         (folder / "vocab.txt").write_text("".join(t + "\n" for t in self.vocab), encoding="utf-8")
-        return ["postings.npz", "vocab.txt"]
+        return ["postings.npz", "vocab.txt"] if legacy else list(self.FILES)
 
     @classmethod
     def load(cls, folder: Path) -> Postings:
-        """Read what :meth:`save` wrote."""
+        """Read what :meth:`save` wrote (the ``.npy`` arrays memory-mapped, read-only; or format 2's npz)."""
         vocab = (folder / "vocab.txt").read_text(encoding="utf-8").split("\n")[:-1]
-        with np.load(folder / "postings.npz") as z:
-            return cls(vocab, z["indptr"], z["indices"], z["data"], z["lengths"])
+        if (folder / "postings.npz").is_file():
+            with np.load(folder / "postings.npz") as z:
+                return cls(vocab, z["indptr"], z["indices"], z["data"], z["lengths"])
+        arrays = [np.load(folder / name, mmap_mode="r") for name in cls.FILES[:4]]
+        return cls(vocab, *arrays)
 
 
 class SegmentedBM25:
@@ -405,6 +435,79 @@ class SegmentedBM25:
         self.n_live = int(self.live.sum())
         total = sum(float(s.lengths[m].sum()) for s, m in zip(self.segments, self._live_by_seg, strict=True))
         self.avgdl = total / self.n_live if self.n_live else 0.0
+        self._all_live = [bool(m.all()) for m in self._live_by_seg]
+        self._norm: list[np.ndarray | None] = [None] * len(self.segments)
+        self._cache: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {}
+        self._cached = 0
+        self._cache_lock = threading.Lock()
+
+    #: Postings whose per-term weights one snapshot keeps (8 bytes each, ~256 MB); see :meth:`_term`.
+    CACHE_POSTINGS = 32_000_000
+
+    def _length_norm(self, s: int) -> np.ndarray:
+        """``k1 * (1 - b + b * dl / avgdl)`` per row of segment ``s`` (float32, made on first use)."""
+        norm = self._norm[s]
+        if norm is None:
+            lengths = np.asarray(self.segments[s].lengths, np.float64)
+            norm = (self.k1 * (1 - self.b + self.b * lengths / (self.avgdl or 1.0))).astype(np.float32)
+            self._norm[s] = norm
+        return norm
+
+    def _term(self, term: str) -> list[tuple[np.ndarray, np.ndarray]]:
+        """``(slots, weight)`` pairs of ``term`` over the live slots, idf included.
+
+        N, avgdl and df are fixed for the life of this object (one snapshot), so the weights of a
+        term are computed once and kept (up to :data:`CACHE_POSTINGS` postings in all): a frequent
+        term then costs one gather-add per query, as in bm25s, which precomputes scores at index time.
+        """
+        hit = self._cache.get(term)
+        if hit is not None:
+            return hit
+        found = []
+        df = 0
+        for s, (seg, live) in enumerate(zip(self.segments, self._live_by_seg, strict=True)):
+            rows, tf = seg.column(term)
+            if not len(rows):
+                continue
+            if not self._all_live[s]:
+                keep = live[rows]
+                rows, tf = rows[keep], tf[keep]
+            if len(rows):
+                df += len(rows)
+                found.append((s, rows, tf))
+        out = []
+        if df:
+            idf = math.log(1 + (self.n_live - df + 0.5) / (df + 0.5))
+            for s, rows, tf in found:
+                tf32 = np.asarray(tf, dtype=np.float32)
+                weight = (idf * tf32 / (tf32 + self._length_norm(s)[rows])).astype(np.float32)
+                offset = int(self.offsets[s])
+                slots = np.asarray(rows, dtype=np.int64) + offset if offset else np.asarray(rows)
+                out.append((slots, weight))
+        size = sum(len(w) for _, w in out)
+        with self._cache_lock:
+            if self._cached + size <= self.CACHE_POSTINGS:
+                self._cache[term] = out
+                self._cached += size
+        return out
+
+    def clear_cache(self) -> None:
+        """Forget the per-term weights (to measure cold queries)."""
+        with self._cache_lock:
+            self._cache.clear()
+            self._cached = 0
+
+    def _accumulate(self, query: str) -> np.ndarray:
+        if not isinstance(query, str):
+            raise ValidationError(f"search: query is a {type(query).__name__}; expected a str",
+                                  field="query")
+        out = np.zeros(len(self), dtype=np.float64)
+        if not self.n_live:
+            return out
+        for term, times in Counter(self.tokenize(query)).items():
+            for slots, weight in self._term(term):
+                out[slots] += weight if times == 1 else times * weight
+        return out
 
     def __len__(self) -> int:
         return int(self.offsets[-1])
@@ -419,30 +522,7 @@ class SegmentedBM25:
 
     def scores(self, query: str, mask: np.ndarray | None = None) -> np.ndarray:
         """BM25 score of every slot (float64); 0 outside ``mask``, for dead slots and non-matches."""
-        if not isinstance(query, str):
-            raise ValidationError(f"search: query is a {type(query).__name__}; expected a str",
-                                  field="query")
-        out = np.zeros(len(self), dtype=np.float64)
-        if not self.n_live:
-            return out
-        k1, b, n, avgdl = self.k1, self.b, self.n_live, self.avgdl or 1.0
-        for term, times in Counter(self.tokenize(query)).items():
-            found = []
-            df = 0
-            for s, (seg, live) in enumerate(zip(self.segments, self._live_by_seg, strict=True)):
-                rows, tf = seg.column(term)
-                keep = live[rows]
-                if keep.any():
-                    rows, tf = rows[keep], tf[keep]
-                    df += len(rows)
-                    found.append((s, rows, tf))
-            if not df:
-                continue
-            idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
-            for s, rows, tf in found:
-                tf64 = tf.astype(np.float64)
-                dl = self.segments[s].lengths[rows].astype(np.float64)
-                out[self.offsets[s] + rows] += times * idf * tf64 / (tf64 + k1 * (1 - b + b * dl / avgdl))
+        out = self._accumulate(query)
         if mask is not None:
             out[~mask] = 0.0
         return out
@@ -454,9 +534,10 @@ class SegmentedBM25:
         if mask is not None and (not isinstance(mask, np.ndarray) or mask.shape != (len(self),)):
             raise ValidationError(f"search: mask must be a bool array of shape ({len(self)},)",
                                   field="mask")
-        allowed = self.live if mask is None else (self.live & mask)
-        scores = self.scores(query, allowed)
-        rows = np.flatnonzero((scores > 0) & allowed)
+        scores = self._accumulate(query)  # dead slots score 0: their postings are never added
+        rows = np.flatnonzero(scores > 0)
+        if mask is not None:
+            rows = rows[mask[rows]]
         row_scores = scores[rows]
         if len(rows) > k:
             kth = np.partition(row_scores, len(rows) - k)[len(rows) - k]

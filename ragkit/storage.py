@@ -1,14 +1,16 @@
 """Durable index storage: immutable segments, numbered generations, one atomic commit point.
 
-The on-disk layout of an index folder (format 2)::
+The on-disk layout of an index folder (format 3; format 2 differs only inside segments)::
 
     CURRENT                 "gen-000007.json <sha256>": the commit point, replaced atomically
     gen-000007.json         generation manifest: settings, models, segment list with file
                             checksums, which segment holds each document, per-document
                             fingerprints and times, tombstones
     gen-000006.json         the previous generation, kept for recovery
-    segments/<name>/        one immutable batch of rows: documents.jsonl, chunks.jsonl,
-                            vectors.npy, postings.npz, vocab.txt
+    segments/<name>/        one immutable batch of rows: documents.parquet, chunks.parquet
+                            (columnar), vectors.npy and postings-*.npy (memory-mapped on
+                            load), vocab.txt, and dense.faiss when its dense index is HNSW
+                            (format 2: documents.jsonl, chunks.jsonl, postings.npz)
     .lock                   writers take an exclusive flock; readers never lock
 
 A save writes only the segments that are not on disk yet, then the generation

@@ -61,7 +61,7 @@ def test_roundtrip_layout_and_manifest(tmp_path, docs):
     root = tmp_path / "idx"
     assert {p.name for p in root.iterdir()} == {".lock", "CURRENT", "gen-000001.json", "segments"}
     manifest = _gen_manifest(root)
-    assert manifest["format_version"] == index_mod.FORMAT_VERSION == 2
+    assert manifest["format_version"] == index_mod.FORMAT_VERSION == 3
     assert manifest["counts"]["rows"] == len(idx.rows)
     assert manifest["settings"]["chunker"]["method"] == "structure"
     assert len(manifest["corpus_fingerprint"]) == 40
@@ -147,7 +147,9 @@ def test_damaged_files_name_the_file_and_recover_to_the_previous_generation(tmp_
     idx.add([Document(Envelope("late-doc", title="Late"), "# Late\n\nA late zebra document.\n")])
     idx.save(root)
     newest = max((root / "segments").iterdir(), key=lambda p: p.stat().st_mtime_ns)
-    assert "late-doc" in (newest / "documents.jsonl").read_text()
+    import pyarrow.parquet as pq
+
+    assert "late-doc" in pq.read_table(newest / "documents.parquet").column("envelope").to_pylist()[0]
     vec = newest / "vectors.npy"
     vec.write_bytes(vec.read_bytes()[:-7])  # truncated vectors
     with pytest.raises(IndexStateError, match=r"vectors.npy does not match its checksum.*Index.recover"):
@@ -155,8 +157,8 @@ def test_damaged_files_name_the_file_and_recover_to_the_previous_generation(tmp_
     recovered = Index.recover(root, embedder=EMB)
     assert "late-doc" not in recovered.documents and len(recovered.documents) == len(docs)
     assert len(Index.load(root, embedder=EMB).documents) == len(docs)  # CURRENT now points there
-    (root / "segments" / next(iter(recovered.manifest["doc_home"].values())) / "chunks.jsonl").unlink()
-    with pytest.raises(IndexStateError, match="chunks.jsonl is missing"):
+    (root / "segments" / next(iter(recovered.manifest["doc_home"].values())) / "chunks.parquet").unlink()
+    with pytest.raises(IndexStateError, match="chunks.parquet is missing"):
         Index.load(root, embedder=EMB)
     with pytest.raises(IndexStateError, match="rebuild"):
         Index.recover(root, embedder=EMB)
@@ -203,6 +205,86 @@ def test_format_1_folder_is_refused_then_upgraded_without_reencoding(tmp_path, d
     assert counting.encoded == 0 and len(up.rows) == len(idx.rows)
     assert not (root / "manifest.json").exists()
     assert [c.chunk_id for c in Index.load(root, embedder=EMB).rows] == [c.chunk_id for c in idx.rows]
+
+
+def _downgrade_to_format_2(root):
+    """Rewrite the current generation of ``root`` as format 2 wrote it (JSON lines, postings.npz)."""
+    from ragkit import storage
+    from ragkit.lexical import Postings
+
+    manifest = _gen_manifest(root)
+    for entry in manifest["segments"]:
+        folder = root / "segments" / entry["name"]
+        seg = index_mod.Segment.read(root / "segments", entry, verify=True, root=root)
+        with open(folder / "documents.jsonl", "w") as fh:
+            for d in seg.documents:
+                fh.write(json.dumps({"envelope": d.envelope.to_mapping(), "text": d.text}) + "\n")
+        with open(folder / "chunks.jsonl", "w") as fh:
+            for c in [*seg.sections, *seg.rows]:
+                fh.write(json.dumps(index_mod._chunk_to_json(c)) + "\n")
+        Postings.load(folder).save(folder, legacy=True)
+        for name in ("documents.parquet", "chunks.parquet", *Postings.FILES[:4]):
+            (folder / name).unlink()
+        entry.pop("format", None)
+        entry["files"] = {n: storage.sha256_file(folder / n) for n in index_mod._SEGMENT_FILES_V2}
+    manifest.update({"format_version": 2, "generation": manifest["generation"] + 1})
+    manifest.pop("checksum", None)
+    storage.commit_generation(root, manifest)
+
+
+def test_format_2_folder_loads_and_upgrades_to_columnar_without_reencoding(tmp_path, docs):
+    root = tmp_path / "idx"
+    idx = Index.build(docs, embedder=EMB)
+    idx.save(root)
+    _downgrade_to_format_2(root)
+    old = Index.load(root, embedder=EMB)  # format 2 is still read
+    assert old.manifest["format_version"] == 2
+    assert [c.chunk_id for c in old.rows] == [c.chunk_id for c in idx.rows]
+    counting = CountingEmbedder(EMB)
+    up = Index.upgrade(root, embedder=counting)
+    assert counting.encoded == 0
+    manifest = _gen_manifest(root)
+    assert manifest["format_version"] == index_mod.FORMAT_VERSION == 3
+    folder = root / "segments" / manifest["segments"][0]["name"]
+    assert (folder / "chunks.parquet").is_file() and not (folder / "chunks.jsonl").exists()
+    again = Index.load(root, embedder=EMB)
+    assert [c.chunk_id for c in again.rows] == [c.chunk_id for c in idx.rows] == [c.chunk_id for c in up.rows]
+    assert [c.text for c in again.rows] == [c.text for c in idx.rows]
+    assert again.sections == idx.sections and again.documents == idx.documents
+    assert np.array_equal(again.vectors, idx.vectors)
+    assert again.search_lexical("EUR cutoff", 5, None) == idx.search_lexical("EUR cutoff", 5, None)
+    previous = Index.load(root, embedder=EMB, generation=manifest["generation"] - 1)
+    assert previous.manifest["format_version"] == 2  # kept as the previous generation (recoverable)
+
+
+def test_large_segment_saves_its_hnsw_graph(tmp_path, monkeypatch):
+    """A segment whose dense index is HNSW saves the graph; a load reads it instead of rebuilding."""
+    from ragkit import dense as dense_mod
+    from ragkit.index import IndexSettings
+    from ragkit.records import Chunk
+
+    monkeypatch.setattr(dense_mod, "HNSW_MIN_ROWS", 5000)
+    rng = np.random.default_rng(0)
+    docs, chunks = [], []
+    for d in range(500):
+        text = "\n\n".join(f"row {d} {j} word{rng.integers(0, 300)}" for j in range(10))
+        docs.append(Document(Envelope(f"d{d}", title=f"D{d}"), text))
+        at = 0
+        for j, part in enumerate(text.split("\n\n")):
+            chunks.append(Chunk(f"d{d}#c{j}", f"d{d}", "1", at, at + len(part), part, f"D{d}"))
+            at += len(part) + 2
+    vectors = rng.standard_normal((len(chunks), 16)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    settings = IndexSettings(dense_kind="auto")
+    idx = Index(docs, chunks, vectors, settings, embedder=EMB)
+    idx.save(tmp_path / "idx")
+    manifest = _gen_manifest(tmp_path / "idx")
+    assert "dense.faiss" in manifest["segments"][0]["files"]
+    again = Index.load(tmp_path / "idx", embedder=EMB)
+    seg = again.segments[0]
+    assert seg._dense is not None and seg._dense.kind == "hnsw"  # read, not rebuilt
+    q = vectors[17]
+    assert seg.dense("auto").search("q", 1, query_vector=q).ids == [17]
 
 
 def test_empty_corpus_is_an_error():
