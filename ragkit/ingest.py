@@ -75,7 +75,8 @@ class IngestReport:
         documents: documents written.
         chunks: retrievable chunks written (one embedding each).
         sections: parent sections written (no embedding).
-        rows_written: rows :meth:`~ragkit.milvus.MilvusIndex.write` reported.
+        rows_written: chunk rows :meth:`~ragkit.milvus.MilvusIndex.write` reported (sections and
+            document texts go beside them, into ``<collection>__docs``).
         skipped: files (or JSONL lines, or duplicate ``doc_id`` values) not written, with reasons.
         seconds: wall time of the whole ingestion, Ray start-up included.
         ray_address: the cluster's address (``None`` for one process; ``"local"`` for a local Ray).
@@ -175,25 +176,11 @@ def _open_or_create(config: MilvusConfig, settings: IndexSettings, embedder: Any
     """The collection to write: created (or re-created with ``drop_existing``), else reopened.
 
     Raises:
-        IndexStateError: the existing collection was built with other chunker settings or
-            another embedder (its rows would not be comparable); ingest with ``drop_existing``.
+        IndexStateError: the existing collection was built with other settings or another
+            embedder width (its rows would not be comparable); ingest with ``drop_existing``.
     """
-    from ragkit.errors import IndexStateError
     from ragkit.milvus import MilvusIndex
 
-    if not drop_existing:
-        try:
-            index = MilvusIndex.open(config, embedder=embedder)
-        except IndexStateError:
-            index = None
-        if index is not None:
-            recorded = getattr(index, "settings", None)
-            if recorded is not None and recorded.chunker != settings.chunker:
-                raise IndexStateError(
-                    f"collection '{config.collection}' was built with chunker {recorded.chunker}, this "
-                    f"ingestion uses {settings.chunker}; re-create it (drop_existing=True, or "
-                    "`ragkit index DIR --backend milvus --rebuild`) or use the same chunker settings")
-            return index
     return MilvusIndex.create(config, settings=settings, embedder=embedder, dim=int(embedder.dim),
                               drop_existing=drop_existing)
 

@@ -1,0 +1,173 @@
+"""Distributed ingestion (issue 15, item 5): Ray Data read -> chunk -> embed -> write into Milvus.
+
+One local Ray cluster for the module (``ray.init(num_cpus=2)``, shut down at the end) and the
+session's Milvus (``milvus_uri``: embedded Milvus on loopback, or RAGKIT_MILVUS_URI). The corpus
+is a copy of tests/fixtures/corpus with one broken file added.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+
+import numpy as np
+import pytest
+from conftest import FIXTURES
+
+COLLECTION = "test_ingest_ray"
+
+
+@pytest.fixture(scope="module")
+def ray_session():
+    ray = pytest.importorskip("ray")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level=logging.WARNING)
+    yield ray
+    ray.shutdown()
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    root = tmp_path_factory.mktemp("ingest") / "corpus"
+    shutil.copytree(FIXTURES / "corpus", root)
+    (root / "acme" / "broken.md").write_text("---\ntitle: [unclosed\n---\nbody\n", encoding="utf-8")
+    return root
+
+
+@pytest.fixture(scope="module")
+def config(milvus_uri):
+    from ragkit.milvus import MilvusConfig
+
+    return MilvusConfig(milvus_uri, token=os.environ.get("RAGKIT_MILVUS_TOKEN", ""), collection=COLLECTION)
+
+
+@pytest.fixture(scope="module")
+def ingested(ray_session, config, corpus):
+    from ragkit.ingest import ingest_ray
+
+    # batch_size=3: the 8 documents go through several embed and write batches
+    return ingest_ray(corpus, config, drop_existing=True, batch_size=3, progress=False)
+
+
+@pytest.fixture(scope="module")
+def reference(corpus, embedder):
+    from ragkit.index import Index
+    from ragkit.loaders import load_corpus
+
+    docs, _ = load_corpus(corpus)
+    return Index.build(docs, embedder=embedder)
+
+
+def milvus_rows(config) -> dict[str, np.ndarray]:
+    """chunk_id -> dense vector of every retrievable row in the collection (read with pymilvus)."""
+    from pymilvus import MilvusClient
+
+    client = MilvusClient(uri=config.uri, token=config.token)
+    try:
+        rows = client.query(config.collection, filter='chunk_id != ""', output_fields=["chunk_id", "dense"],
+                            limit=16384)
+    finally:
+        client.close()
+    ids = [r["chunk_id"] for r in rows]
+    assert len(ids) == len(set(ids)), "a chunk is stored twice"
+    return {r["chunk_id"]: np.asarray(r["dense"], dtype=np.float32) for r in rows}
+
+
+@pytest.mark.milvus
+@pytest.mark.slow
+def test_report_counts_documents_and_names_the_broken_file(ingested, reference, corpus):
+    assert ingested.mode == "ray"
+    assert ingested.documents == len(reference.documents) == 8
+    assert ingested.chunks == len(reference.rows)
+    assert ingested.sections == len(reference.sections)
+    assert ingested.rows_written == ingested.chunks
+    broken = [s for s in ingested.skipped if s.path.endswith("broken.md")]
+    assert len(ingested.skipped) == 1 and len(broken) == 1, ingested.skipped
+    assert "YAML" in broken[0].reason and broken[0].line == 2
+    assert "skipped 1" in str(ingested) and "broken.md" in str(ingested)
+
+
+@pytest.mark.milvus
+@pytest.mark.slow
+def test_rows_equal_index_build(ingested, reference, config):
+    rows = milvus_rows(config)
+    ref = {c.chunk_id: v for c, v in zip(reference.rows, reference.vectors, strict=True)}
+    assert set(rows) == set(ref)
+    for chunk_id, vector in ref.items():
+        np.testing.assert_allclose(rows[chunk_id], vector, atol=1e-5, err_msg=chunk_id)
+
+
+@pytest.mark.milvus
+@pytest.mark.slow
+def test_search_through_milvus_finds_a_known_document(ingested, config, embedder):
+    from ragkit.milvus import MilvusIndex
+
+    index = MilvusIndex.open(config, embedder=embedder)
+    hits = index.search_lexical("settlement cutoff", 5, None)
+    assert hits.ids, "no hit"
+    assert any("settlement" in index.rows[i].doc_id for i in hits.ids)
+
+
+@pytest.mark.milvus
+@pytest.mark.slow
+def test_cli_reingest_with_ray_is_idempotent(ingested, config, corpus, ray_session):
+    from typer.testing import CliRunner
+
+    from ragkit.cli import app
+
+    before = milvus_rows(config)
+    result = CliRunner().invoke(app, ["index", str(corpus), "--backend", "milvus", "--ray", "--milvus-uri",
+                                      config.uri, "--collection", config.collection, "-q"],
+                                env={"RAGKIT_MILVUS_TOKEN": config.token})
+    assert result.exit_code == 0, result.output
+    assert "ingested 8 documents" in result.output and "broken.md" in result.output
+    after = milvus_rows(config)  # checks there is no duplicate
+    assert set(after) == set(before)
+
+
+def test_ray_needs_a_server_uri(corpus, tmp_path):
+    from ragkit.errors import ValidationError
+    from ragkit.ingest import ingest_ray
+    from ragkit.milvus import MilvusConfig
+
+    with pytest.raises(ValidationError, match="server URI"):
+        ingest_ray(corpus, MilvusConfig(str(tmp_path / "local.db")))
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--ray"], "--ray needs --backend milvus"),
+    (["--collection", "x"], "--collection needs --backend milvus"),
+    (["--backend", "milvus"], "needs --milvus-uri (or RAGKIT_MILVUS_URI)"),
+    (["--backend", "milvus", "--milvus-uri", "http://127.0.0.1:1", "--ray-address", "auto"],
+     "--ray-address needs --ray"),
+    (["--backend", "milvus", "--milvus-uri", "http://127.0.0.1:1", "--out", "idx"],
+     "--out is for the memory"),
+    (["--backend", "elastic"], "not a backend"),
+])
+def test_index_rejects_bad_backend_combinations(corpus, args, message):
+    from typer.testing import CliRunner
+
+    from ragkit.cli import app
+
+    result = CliRunner().invoke(app, ["index", str(corpus), *args], env={"RAGKIT_MILVUS_URI": ""})
+    assert result.exit_code == 2, result.output
+    assert message in " ".join(result.output.split())
+
+
+@pytest.mark.milvus
+@pytest.mark.slow
+def test_single_process_ingest_writes_the_same_rows(ingested, config, corpus):
+    from dataclasses import replace
+
+    from ragkit.ingest import ingest_milvus
+
+    single = replace(config, collection=COLLECTION + "_single")
+    report = ingest_milvus(corpus, single, drop_existing=True, batch_size=3, progress=False)
+    assert report.mode == "single"
+    assert (report.documents, report.chunks, report.rows_written) == \
+        (ingested.documents, ingested.chunks, ingested.rows_written)
+    assert [s.path for s in report.skipped] == [s.path for s in ingested.skipped]
+    ray_rows, single_rows = milvus_rows(config), milvus_rows(single)
+    assert set(ray_rows) == set(single_rows)
+    for chunk_id, vector in ray_rows.items():
+        np.testing.assert_allclose(single_rows[chunk_id], vector, atol=1e-6, err_msg=chunk_id)
