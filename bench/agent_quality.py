@@ -5,13 +5,14 @@ published by then (the Toolbox applies :func:`ragkit.evaluation.snapshot_filters
 offline policy in three placements: ``pipeline`` (one always-on search), ``tool`` (the policy
 decides every call) and ``hybrid`` (always-on first search, then tool follow-ups).
 
-Scoring, per case:
+Scoring, per case, is :func:`ragkit.evaluation.score_case` (the same definitions as
+``ragkit eval``):
 
-* answerable: *correct* when the agent did not abstain and the answer matches the expected
-  value: for ``text``/``status`` kinds the expected text is contained in the normalised answer;
-  for other kinds the first value of the expected kind read from the answer
-  (:func:`ragkit.values.read_values`) equals the expected value.
-* unanswerable: *honest* when the agent abstained; a *false assertion* otherwise.
+* answerable: *correct* when the agent did not abstain and asserted the expected value (its
+  recorded value, else the first value of the expected kind in the answer; for ``text`` and
+  ``status`` kinds the expected phrase may also be stated anywhere in the answer).
+* unanswerable: *honest* when the agent abstained; a *false assertion* when it answered; a run
+  that crashed is neither.
 * every delivered (not abstained) answer: each inline citation must be a span delivered in
   that run and :func:`ragkit.citations.verify` must pass; failures are counted.
 
@@ -43,7 +44,7 @@ sys.path.insert(0, str(ROOT))
 
 from ragkit.agent import PLACEMENTS, Agent  # noqa: E402
 from ragkit.cases import load_cases  # noqa: E402
-from ragkit.evaluation import snapshot_filters  # noqa: E402
+from ragkit.evaluation import failure_kind, score_case, snapshot_filters  # noqa: E402
 from ragkit.scope import Scope  # noqa: E402
 
 OUT = ROOT / "bench" / "results" / "agent_quality.md"
@@ -132,65 +133,28 @@ def tool_seconds(result: Any) -> float:
 
 
 def score(case: Any, result: Any) -> dict[str, Any]:
-    from ragkit.values import read_values
+    """One case's row: :func:`ragkit.evaluation.score_case` (the one scoring of ragkit) plus cost fields.
 
-    delivered = {str(getattr(e, "citation", "")) for e in result.delivered}
-    whole = {str(e.doc_id) for e in result.delivered if not getattr(e, "anchor", "")}
-    cited = CITE.findall(result.answer) if not result.abstained else []
-    unverifiable = (not result.abstained) and (
-        # a citation must name a delivered span, or a section of a whole document read in this run
-        any(c not in delivered and c.split("#")[0] not in whole for c in cited)
-        or not cited
-        or (result.verification is not None and not result.verification.ok)
-    )
-    row: dict[str, Any] = {
+    ``correct`` (answerable), ``honest`` and ``false_assertion`` (unanswerable) and
+    ``unverifiable`` are ragkit.evaluation's definitions; this script only adds the fields its
+    tables and its ``--rows`` file show.
+    """
+    row = score_case(case, result)
+    docs = {str(getattr(e, "doc_id", "")) for e in result.delivered}
+    decisive = case.decisive
+    row.update({
         "id": case.id,
         "tags": list(case.tags),
-        "answerable": case.answerable,
-        "abstained": result.abstained,
-        "value": result.value,
         "answer": result.answer[:400],
         "calls": result.calls,
-        "searches": result.searches,
         "seconds": tool_seconds(result),
         "tokens": result.tokens_delivered,
-        "unverifiable": unverifiable,
-        "decisive_delivered": None,
-        "correct": False,
-        "citations": cited,
-        "delivered": sorted(delivered),
-    }
-    if case.answerable and case.expected is not None:
-        exp = case.expected
-        if not result.abstained:
-            if exp.kind in ("text", "status"):
-                row["correct"] = exp.matches(result.answer)
-            else:
-                values = read_values(result.answer, exp.kind)
-                row["correct"] = bool(values) and exp.matches(values[0].surface)
-        decisive = case.decisive
-        docs = {str(getattr(e, "doc_id", "")) for e in result.delivered}
-        row["decisive_delivered"] = decisive is not None and decisive.doc_id in docs
-        row["expected"] = exp.value
-    else:
-        row["correct"] = result.abstained
+        "decisive_delivered": (decisive is not None and decisive.doc_id in docs) if case.answerable else None,
+        "citations": CITE.findall(result.answer) if not result.abstained else [],
+        "delivered": sorted({str(getattr(e, "citation", "")) for e in result.delivered}),
+        "first_run": None,  # the first call's ranking: large, and not shown here
+    })
     return row
-
-
-def failure_kind(row: dict[str, Any]) -> str:
-    if not row["answerable"]:
-        return "asserted a value on an unanswerable case"
-    if row["decisive_delivered"] is False:
-        return (
-            "decisive source never delivered, abstained"
-            if row["abstained"]
-            else "decisive source never delivered, answered from another source"
-        )
-    return (
-        "decisive source delivered, abstained"
-        if row["abstained"]
-        else "decisive source delivered, wrong value chosen"
-    )
 
 
 def pct(values: list[float], q: float) -> float:
@@ -207,8 +171,8 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "answerable": len(ans),
         "correct": sum(r["correct"] for r in ans),
         "unanswerable": len(una),
-        "honest": sum(r["abstained"] for r in una),
-        "false": sum(not r["abstained"] for r in una),
+        "honest": sum(r["honest"] for r in una),
+        "false": sum(r["false_assertion"] for r in una),
         "unverifiable": sum(r["unverifiable"] for r in rows),
     }
     out["accuracy"] = out["correct"] / len(ans) if ans else float("nan")
@@ -328,7 +292,7 @@ def main() -> None:
             rows[placement].append(row)
             if args.show:
                 print(result, "\n")
-        done = " ".join(f"{p}:{'ok' if rows[p][-1]['correct'] else 'x'}" for p in placements)
+        done = " ".join(f"{p}:{'ok' if rows[p][-1]['passed'] else 'x'}" for p in placements)
         print(f"[{n}/{len(cases)}] {case.id} {done} ({time.perf_counter() - t0:.0f}s)", flush=True)
 
         if args.every and n % args.every == 0 and n < len(cases):
@@ -370,7 +334,7 @@ def write_report(
     for placement, rs in rows.items():
         kinds: dict[str, list[str]] = defaultdict(list)
         for r in rs:
-            if not r["correct"]:
+            if failure_kind(r):
                 kinds[failure_kind(r)].append(r["id"])
         parts.append(
             f"**{placement}**: "

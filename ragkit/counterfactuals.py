@@ -218,9 +218,10 @@ def _get(obj: Any, name: str, default: Any = None) -> Any:
 
 
 def _asserts(result: Any, case: Any) -> bool:
-    from ragkit.evaluation import _answer_matches
+    """Whether ``result`` asserted the case's expected value (ragkit.evaluation's definition)."""
+    from ragkit.evaluation import answer_correct
 
-    return _answer_matches(case, result)
+    return answer_correct(case, result)
 
 
 def _readable(case: Any, env: Envelope) -> bool:

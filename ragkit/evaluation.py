@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+import re
 import sys
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -44,7 +45,8 @@ from ragkit.fusion import rrf
 from ragkit.scope import Filters, Scope
 
 __all__ = ["RETRIEVERS", "BOUNDARIES", "snapshot_filters", "candidate_recall", "section_key",
-           "search_traces", "score_case", "evaluate", "agent_runner", "RecordingFunnel"]
+           "search_traces", "asserted", "answer_correct", "unverifiable_citation", "failure_kind",
+           "score_case", "evaluate", "agent_runner", "RecordingFunnel"]
 
 RETRIEVERS = ("bm25", "dense", "rrf")
 
@@ -175,11 +177,86 @@ def _fetched(result: Any) -> list[tuple[str, str]]:
     return out
 
 
-def _answer_matches(case: Any, result: Any) -> bool:
-    if case.expected is None or _get(result, "abstained", False):
+#: Citations written inline in an answer: ``[doc_id#anchor]``.
+_CITATION = re.compile(r"\[([^\[\]\s]+#[^\[\]\s]*)\]")
+
+
+def asserted(result: Any) -> bool:
+    """Whether ``result`` put an answer in front of the user: it did not abstain and did not fail.
+
+    This is the one definition of *asserting* used by every score here: an abstention (which
+    may name the sources it found and the values they disagree on, CURRICULUM section 12) is
+    not an assertion, and neither is a run that crashed (it produced nothing; it is counted
+    as an error, not as an honest "I don't know").
+    """
+    return not bool(_get(result, "abstained", False)) and not _get(result, "error")
+
+
+def answer_correct(case: Any, result: Any) -> bool:
+    """Whether an answerable case was answered with its expected value (False for abstentions).
+
+    The asserted value is the result's ``value`` (the decision record's); when it has none,
+    the first value of the expected kind read from the answer (:func:`ragkit.values.read_values`).
+    For ``text`` and ``status`` kinds the expected phrase may also be stated anywhere in the
+    answer's prose: a free-text value is a sentence, and the answer that states the expected
+    cause in another sentence than the one recorded as ``value`` still gives it.
+    """
+    expected = case.expected
+    if expected is None or not asserted(result):
         return False
     value = _get(result, "value")
-    return bool(case.expected.matches(str(value if value is not None else _get(result, "answer", ""))))
+    answer = str(_get(result, "answer", "") or "")
+    if expected.kind in ("text", "status"):
+        return bool((value is not None and expected.matches(str(value))) or expected.matches(answer))
+    if value is None:
+        from ragkit.values import read_values
+
+        found = read_values(answer, expected.kind)
+        value = found[0].surface if found else None
+    return value is not None and bool(expected.matches(str(value)))
+
+
+def unverifiable_citation(result: Any) -> bool:
+    """Whether a delivered answer carries a citation that cannot be checked against this run.
+
+    True when the answer cites nothing, cites a span that was not delivered in this run (a
+    section of a whole document read in the run counts as delivered), or its citation
+    verification (:func:`ragkit.citations.verify`) failed. Always False for abstentions and
+    failed runs: there is no answer to check.
+    """
+    if not asserted(result):
+        return False
+    delivered = _get(result, "delivered", None) or []
+    spans = {str(_get(e, "citation", "")) for e in delivered}
+    whole = {str(_get(e, "doc_id", "")) for e in delivered if not _get(e, "anchor", "")}
+    cited = _CITATION.findall(str(_get(result, "answer", "") or ""))
+    verification = _get(result, "verification")
+    return (not cited or any(c not in spans and c.split("#")[0] not in whole for c in cited)
+            or (verification is not None and not bool(_get(verification, "ok", True))))
+
+
+def failure_kind(row: Mapping[str, Any]) -> str:
+    """What went wrong in one scored case (a :func:`score_case` row), in words; ``""`` if it passed.
+
+    Answerable cases are named by the boundary that lost them and by what the agent then did
+    (answered from other evidence, or abstained); unanswerable ones by the false assertion.
+    A result without full traces (``full_traces`` False) is read from the tools' compact
+    traces, which show only the best candidates of each call: "never entered" is then not known.
+    """
+    if row.get("error"):
+        return "runner error"
+    if not row["answerable"]:
+        return "" if row["honest"] else "asserted a value on an unanswerable case"
+    if row["correct"]:
+        return ""
+    then = "abstained" if row["abstained"] else "answered with another value"
+    never = ("evidence set never entered the candidates" if row.get("full_traces", True)
+             else "evidence set not among the candidates the tool traces show")
+    where = {"candidates": never,
+             "rerank": "evidence set entered but did not survive reranking",
+             "delivery": "evidence survived but its quote was not delivered",
+             "answer": "evidence delivered"}.get(row["lost_at"], "evidence delivered")
+    return f"{where}, {then}"
 
 
 def _faithfulness(result: Any) -> tuple[int, int]:
@@ -203,8 +280,20 @@ def score_case(case: Any, result: Any, *, deliver: int | None = None) -> dict[st
     item's quote inside evidence text that reached the model), ``answered`` (the asserted
     value equals the expected one). ``lost_at`` names the first boundary a failed case did
     not pass (:data:`BOUNDARIES`; ``"honesty"`` for an unanswerable case that asserted a
-    value). Retrieval quality (``first_*``) is measured on the first call alone, so that
-    placements compare on the same footing.
+    value, ``"error"`` for one whose run failed). Retrieval quality (``first_*``) is measured
+    on the first call alone, so that placements compare on the same footing.
+
+    Answers and honesty (the one set of definitions every ragkit score uses):
+
+    * ``asserted``: the run put an answer in front of the user (:func:`asserted`);
+    * ``correct``: an answerable case answered with the expected value (:func:`answer_correct`);
+    * ``honest``: an unanswerable case where the run abstained (an abstention says what was
+      searched and what is missing; it asserts no value); a failed run is not honest;
+    * ``false_assertion``: an unanswerable case where the run asserted an answer;
+    * ``over_abstained``: an answerable case where the run abstained;
+    * ``passed``: ``correct`` for answerable cases, ``honest`` for unanswerable ones;
+    * ``unverifiable``: a delivered answer with a citation that cannot be checked
+      (:func:`unverifiable_citation`).
     """
     calls = search_traces(result)
     need = [(e.doc_id, e.anchor) for e in case.evidence]
@@ -223,13 +312,15 @@ def score_case(case: Any, result: Any, *, deliver: int | None = None) -> dict[st
     delivered_items = [quoted(e, [(d, t) for d, t, _ in texts]) for e in case.evidence]
     answerable = bool(case.answerable)
     abstained = bool(_get(result, "abstained", False))
-    correct = _answer_matches(case, result)
+    failed = bool(_get(result, "error"))
+    says = asserted(result)
+    correct = answerable and answer_correct(case, result)
     entered = answerable and all(entered_items)
     survived = entered and all(survived_items)
     delivered = survived and all(delivered_items)
     answered = delivered and correct
     if not answerable:
-        lost = "" if abstained else "honesty"
+        lost = "error" if failed else ("honesty" if says else "")
     else:
         lost = next((b for b, ok in zip(BOUNDARIES, (entered, survived, delivered, answered), strict=True)
                      if not ok), "")
@@ -248,7 +339,7 @@ def score_case(case: Any, result: Any, *, deliver: int | None = None) -> dict[st
                               if section_key(c["chunk_id"]) == (decisive.doc_id, decisive.anchor)), None)
     tenants = {c.get("tenant") for cands in calls for c in cands if c.get("tenant")}
     leaks = sorted(str(t) for t in tenants if t not in (case.caller.tenant, "global"))
-    claims, supported = _faithfulness(result) if not abstained else (0, 0)  # delivered answers only
+    claims, supported = _faithfulness(result) if says else (0, 0)  # delivered answers only
     record = _get(result, "record")
     decision = _get(record, "decision") if record is not None else None
     chosen = _get(decision, "doc_id") if decision is not None else None
@@ -257,8 +348,11 @@ def score_case(case: Any, result: Any, *, deliver: int | None = None) -> dict[st
         "case": case.id, "tags": ";".join(case.tags), "answerable": answerable,
         "items": len(need), "entered": entered, "survived": survived, "delivered": delivered,
         "answered": answered, "end_to_end": answered, "correct": correct, "lost_at": lost,
-        "abstained": abstained, "asserted": not abstained,
-        "honest": (not answerable) and abstained, "false_assertion": (not answerable) and not abstained,
+        "abstained": abstained, "asserted": says,
+        "honest": (not answerable) and abstained and not failed, "false_assertion": (not answerable) and says,
+        "over_abstained": answerable and abstained and not failed,
+        "passed": correct if answerable else (abstained and not failed),
+        "unverifiable": unverifiable_citation(result),
         "value": _get(result, "value"), "expected": case.expected.value if case.expected else None,
         "status": _get(record, "status") if record is not None else None,
         "chose_rejected": bool(chosen and chosen in {r.doc_id for r in case.reject}),
@@ -275,6 +369,7 @@ def score_case(case: Any, result: Any, *, deliver: int | None = None) -> dict[st
         "searches": int(_get(result, "searches", len(calls)) or 0), "tool_calls": len(steps),
         "seconds": float(_get(result, "seconds", 0.0) or 0.0),
         "tenant_leaks": ";".join(leaks), "leak": bool(leaks),
+        "full_traces": _get(result, "traces") is not None,
         "error": _get(result, "error"),
     }
 

@@ -119,15 +119,24 @@ class Report:
         and over-abstention (abstained although answerable)."""
         import pandas as pd
 
+        missing = [c for c in ("honest", "false_assertion", "over_abstained") if c not in self.frame]
+        if missing:
+            from ragkit.errors import ValidationError
+
+            raise ValidationError(f"the report's rows lack the columns {missing}; score each case with "
+                                  "ragkit.evaluation.score_case", field="rows")
         rows = []
         for tag, sub in self._by_tag():
             un = sub[~sub["answerable"].astype(bool)]
             an = sub[sub["answerable"].astype(bool)]
-            honest = int(un["abstained"].astype(bool).sum()) if len(un) else 0
-            over = int(an["abstained"].astype(bool).sum()) if len(an) and "abstained" in an else 0
+            # the definitions live in ragkit.evaluation.score_case (honest, false_assertion,
+            # over_abstained); a failed run is neither honest nor a false assertion
+            honest = int(un["honest"].astype(bool).sum()) if len(un) else 0
+            false = int(un["false_assertion"].astype(bool).sum()) if len(un) else 0
+            over = int(an["over_abstained"].astype(bool).sum()) if len(an) else 0
             rows.append({"tag": tag, "unanswerable": len(un), "honest": honest,
-                         "false_assertions": len(un) - honest, "honesty_rate": _rate(honest, len(un)),
-                         "false_assertion_rate": _rate(len(un) - honest, len(un)),
+                         "false_assertions": false, "honesty_rate": _rate(honest, len(un)),
+                         "false_assertion_rate": _rate(false, len(un)),
                          "answerable": len(an), "over_abstained": over,
                          "over_abstention_rate": _rate(over, len(an)),
                          "accuracy": _rate(int(an["correct"].astype(bool).sum()), len(an)) if len(an)

@@ -14,7 +14,16 @@ import pytest
 from conftest import ROOT
 
 from ragkit.cases import load_cases, parse_case
-from ragkit.evaluation import BOUNDARIES, candidate_recall, evaluate, score_case, section_key
+from ragkit.evaluation import (
+    BOUNDARIES,
+    answer_correct,
+    candidate_recall,
+    evaluate,
+    failure_kind,
+    score_case,
+    section_key,
+    unverifiable_citation,
+)
 
 # ---------------------------------------------------------------- hand-built fixtures
 
@@ -156,6 +165,83 @@ def test_a_runner_error_is_scored_not_raised():
     rep = evaluate(CASES[:2], broken, progress=False)
     assert rep.frame["error"].str.contains("model down").all()
     assert rep.frame["lost_at"].tolist() == ["candidates", "candidates"]
+
+
+def test_a_failed_run_is_neither_honest_nor_a_false_assertion():
+    def broken(c):
+        raise RuntimeError("model down")
+
+    rep = evaluate([CASES[5], CASES[6]], lambda c: broken(c) if c.id == "u1" else RESULTS[c.id],
+                   progress=False)
+    rows = rep.frame.set_index("case")
+    assert rows.loc["u1", "lost_at"] == "error" and not rows.loc["u1", "honest"]
+    assert not rows.loc["u1", "false_assertion"] and not rows.loc["u1", "asserted"]
+    h = rep.honesty().loc["all"]
+    assert (h["unanswerable"], h["honest"], h["false_assertions"]) == (2, 0, 1)
+    assert failure_kind(rows.loc["u1"].to_dict() | {"case": "u1"}) == "runner error"
+
+
+def test_answer_correct_reads_the_asserted_value():
+    text_case = parse_case({
+        "id": "t1", "task": "Why did the settlement fail?", "caller": {"tenant": "acme", "groups": []},
+        "as_of": "2026-01-19", "answerable": True,
+        "evidence": [{"doc_id": "ops", "anchor": "top", "quote": "It ran twice.", "role": "decisive"}],
+        "reject": [], "expected": {"kind": "text", "value": "ran twice after the failover"},
+        "tags": ["multi_hop"], "decoys": []})
+    said = {"abstained": False, "value": "the second run posted every entry again",
+            "answer": "Found it [ops#top]. The settlement ran twice after the failover [ops#top]."}
+    # a free-text value is one sentence: the expected cause stated in another one still counts
+    assert answer_correct(text_case, said)
+    assert not answer_correct(text_case, said | {"abstained": True})
+    assert not answer_correct(text_case, said | {"answer": "It failed [ops#top].", "error": None})
+    # other kinds: the recorded value, else the first value of the expected kind in the answer
+    timed = CASES[3]
+    assert answer_correct(timed, {"abstained": False, "value": None, "answer": "Answer: 15:00 [pol#cut]."})
+    assert not answer_correct(timed, {"abstained": False, "value": None, "answer": "16:00, not 15:00"})
+    assert not answer_correct(timed, {"abstained": False, "value": "16:00", "answer": "Answer: 15:00"})
+    # an unanswerable case is never 'correct': it is honest or a false assertion
+    assert not answer_correct(CASES[5], {"abstained": True, "value": None, "answer": ""})
+
+
+def test_unverifiable_citations_of_delivered_answers():
+    span = {"citation": "pol#cut", "doc_id": "pol", "anchor": "cut"}
+    ok = {"abstained": False, "answer": "Answer: 15:00 [pol#cut].", "delivered": [span],
+          "verification": {"ok": True}}
+    assert not unverifiable_citation(ok)
+    assert unverifiable_citation(ok | {"answer": "Answer: 15:00 [ro#result]."})   # not delivered here
+    assert unverifiable_citation(ok | {"answer": "Answer: 15:00."})                # cites nothing
+    assert unverifiable_citation(ok | {"verification": {"ok": False}})             # a claim failed
+    whole = {"citation": "ro", "doc_id": "ro", "anchor": ""}                        # a document read whole
+    assert not unverifiable_citation(ok | {"answer": "15:00 [ro#result].", "delivered": [whole]})
+    assert not unverifiable_citation(ok | {"abstained": True, "answer": "I cannot tell."})
+
+
+def test_failure_kinds_name_the_boundary_and_what_the_agent_did(report):
+    kinds = {row["case"]: failure_kind(row) for row in report.frame.to_dict("records")}
+    assert kinds["c2"] == "" and kinds["u1"] == ""
+    assert kinds["c3"] == "evidence set never entered the candidates, answered with another value"
+    assert kinds["c1"] == ""  # said 15:00 although the qualifier was lost at rerank: correct, not end to end
+    assert kinds["u2"] == "asserted a value on an unanswerable case"
+    assert report.frame.set_index("case")["passed"].to_dict() == {
+        "c1": True, "c2": True, "c3": False, "c4": True, "c5": False, "u1": True, "u2": False}
+
+
+def test_agent_quality_bench_scores_with_score_case():
+    """bench/agent_quality.py has no scoring of its own: its rows are score_case's."""
+    import sys
+    from types import SimpleNamespace
+
+    sys.path.insert(0, str(ROOT / "bench"))
+    import agent_quality
+
+    res = SimpleNamespace(abstained=False, value="16:00", answer="Answer: 16:00 [x#y].", record=None,
+                          verification=None, steps=[], delivered=[], searches=1, seconds=0.5, calls=1,
+                          tokens_delivered=10)
+    for c in (CASES[0], CASES[6]):
+        row, ref = agent_quality.score(c, res), score_case(c, res)
+        for key in ("correct", "honest", "false_assertion", "unverifiable", "passed", "lost_at"):
+            assert row[key] == ref[key], key
+    assert agent_quality.failure_kind is failure_kind
 
 
 def test_compact_tool_traces_are_read_too():
