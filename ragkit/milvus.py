@@ -134,8 +134,12 @@ class MilvusConfig:
 
     def client(self) -> Any:
         """A ``pymilvus.MilvusClient`` for this configuration."""
+        import logging
+
         from pymilvus import MilvusClient
 
+        # query_iterator warns on every call that milvus-lite has no mvccTs; it is harmless
+        logging.getLogger("pymilvus.orm.iterator").setLevel(logging.ERROR)
         uri = self.uri
         if "://" not in uri:  # a local file: embedded milvus-lite
             uri = str(Path(uri).expanduser().resolve())

@@ -71,3 +71,27 @@ def fixture_index(embedder):
 
     docs, _ = load_corpus(FIXTURES / "corpus")
     return Index.build(docs, embedder=embedder)
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "milvus: runs against a live Milvus (the `milvus_uri` fixture)")
+
+
+@pytest.fixture(scope="session")
+def milvus_uri(tmp_path_factory):
+    """A Milvus to test against: RAGKIT_MILVUS_URI (with RAGKIT_MILVUS_TOKEN) when set, else
+    embedded Milvus (milvus-lite's server) started on a free loopback port and stopped by its pid."""
+    import os
+
+    uri = os.environ.get("RAGKIT_MILVUS_URI")
+    if uri:
+        yield uri
+        return
+    from ragkit.milvus import start_local
+
+    server = start_local(tmp_path_factory.mktemp("milvus"))
+    try:
+        yield server.uri
+    finally:
+        server.stop()
+        assert not server.alive()

@@ -1,0 +1,216 @@
+"""The Milvus backend against a live engine (the `milvus_uri` fixture: embedded Milvus on loopback,
+or RAGKIT_MILVUS_URI / RAGKIT_MILVUS_TOKEN for a real cluster)."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+import numpy as np
+import pytest
+from conftest import FIXTURES
+from hashing import HashEmbedder
+from test_backend import WordOverlapReranker
+
+from ragkit.chunking import chunk_documents
+from ragkit.errors import ScopeError, ValidationError
+from ragkit.funnel import Funnel
+from ragkit.index import Index
+from ragkit.loaders import load_corpus
+from ragkit.milvus import MilvusConfig, MilvusIndex, MilvusSelection, quote, scope_expression
+from ragkit.records import Document, Envelope, parse_time
+from ragkit.scope import Filters, Scope
+from ragkit.tools import Toolbox
+
+pytestmark = pytest.mark.milvus
+
+ODD = 'acme" or tenant != "x'  # a tenant name that would widen an unescaped expression
+SLASH = "back\\slash"
+
+
+def _extra_docs():
+    mk = lambda doc_id, tenant, text, **kw: Document(  # noqa: E731
+        Envelope(doc_id, title=doc_id, tenant=tenant, source_type="wiki", **kw), text)
+    return [mk("odd-tenant-note", ODD, "# Odd note\n\nQuokka ledger rotation for the odd tenant.\n"),
+            mk("slash-tenant-note", SLASH, "# Slash note\n\nQuokka ledger rotation for the slash tenant.\n"),
+            mk("dated-note", "acme", "# Dated\n\nQuokka ledger rotation, valid in January only.\n",
+               acl_groups=("ops",), published_at=parse_time("2026-01-02"),
+               effective_from=parse_time("2026-01-01"), effective_to=parse_time("2026-02-01"))]
+
+
+@pytest.fixture(scope="module")
+def memory():
+    docs, _ = load_corpus(FIXTURES / "corpus")
+    return Index.build([*docs, *_extra_docs()], embedder=HashEmbedder())
+
+
+@pytest.fixture(scope="module")
+def milvus(milvus_uri, memory):
+    config = MilvusConfig(milvus_uri, token=os.environ.get("RAGKIT_MILVUS_TOKEN", ""),
+                          collection="ragkit_test_milvus")
+    index = MilvusIndex.from_index(memory, config, drop_existing=True)
+    yield index
+    index.drop()
+
+
+def _ids(snap, rows):
+    return {snap.rows[r].chunk_id for r in rows}
+
+
+SCOPES = [
+    (Scope.operator(), Filters()),
+    (Scope("acme"), Filters()),
+    (Scope("acme", ["ops"]), Filters()),
+    (Scope("acme", ["ops"]), Filters.make(valid_at="2026-01-15")),
+    (Scope("acme", ["ops"]), Filters.make(valid_at="2026-03-01", drop_unknown_validity=True)),
+    (Scope("acme", ["ops"]), Filters.make(published_after="2026-01-01", published_before="2026-01-03")),
+    (Scope("acme", all_groups=True), Filters.make(doc_type="wiki,runbook")),
+    (Scope(ODD), Filters()),
+    (Scope(SLASH), Filters()),
+    (Scope("nobody"), Filters.make(tenant="global")),
+]
+
+
+@pytest.mark.parametrize("scope, filters", SCOPES, ids=str)
+def test_scope_in_the_engine_selects_exactly_the_in_memory_rows(memory, milvus, scope, filters):
+    snap, mem = milvus.snapshot(), memory.snapshot()
+    sel = snap.select(scope, filters)
+    assert isinstance(sel, MilvusSelection) and sel.expr == scope_expression(scope, filters)
+    mask = mem.mask(scope, filters)
+    assert _ids(snap, np.flatnonzero(np.asarray(sel))) == _ids(mem, np.flatnonzero(mask))
+    assert sel.count() == int(mask.sum())
+    # and inside the searches, before top-k: no out-of-scope row at any width
+    for k in (1, 5, 1000):
+        for ranking in (snap.search_lexical("quokka ledger rotation settlement", k, sel),
+                        snap.search_dense("quokka ledger rotation settlement", k, sel)):
+            assert all(scope.allows(snap.envelope(r)) and filters.allows(snap.envelope(r)) for r in ranking.ids)
+
+
+def test_values_are_escaped_never_spliced(milvus):
+    assert quote(ODD) == '"acme\\" or tenant != \\"x"'
+    assert quote(SLASH) == '"back\\\\slash"'
+    with pytest.raises(ValidationError, match="control character"):
+        quote("acme\n or true")
+    snap = milvus.snapshot()
+    odd = snap.search_lexical("quokka ledger rotation", 50, snap.select(Scope(ODD), Filters()))
+    seen = {snap.envelope(r).tenant for r in odd.ids}
+    assert ODD in seen and seen <= {ODD, "global"}  # not acme, not every tenant
+    acme = snap.search_lexical("quokka ledger rotation", 50, snap.select(Scope("acme", ["ops"]), Filters()))
+    seen = {snap.envelope(r).tenant for r in acme.ids}
+    assert "acme" in seen and seen <= {"acme", "global"}
+    with pytest.raises(ScopeError):
+        snap.select(Scope("acme"), Filters.make(tenant=ODD))
+
+
+def test_search_parity_on_the_fixture_corpus(memory, milvus):
+    snap, mem = milvus.snapshot(), memory.snapshot()
+    assert snap.size() == len(mem.rows) and set(snap.documents) == set(mem.documents)
+    assert len(snap.sections) == len(mem.sections)
+    scope = Scope("acme", ["ops"])
+    for query in ("E-4471 bank file rejected", "EUR cutoff", "reconcile settlement job"):
+        dense_m = mem.search_dense(query, 10, mem.mask(scope))
+        dense_v = snap.search_dense(query, 10, snap.select(scope, Filters()))
+        np.testing.assert_allclose(dense_m.scores, dense_v.scores, rtol=1e-4, atol=1e-5)
+        # same vectors, exact search: the same rows (ties at the cut may be broken differently)
+        cut = dense_m.scores[-1] + 1e-4
+        assert {mem.rows[r].chunk_id for r, x in zip(dense_m.ids, dense_m.scores) if x > cut} == \
+            {snap.rows[r].chunk_id for r, x in zip(dense_v.ids, dense_v.scores) if x > cut}
+        lex_m = mem.search_lexical(query, 10, mem.mask(scope))
+        lex_v = snap.search_lexical(query, 10, snap.select(scope, Filters()))
+        assert lex_v.ids, query
+        # BM25 tokenisation differs (Milvus 'english' analyzer vs ragkit's identifier-keeping tokenizer):
+        # the best row agrees, the lists overlap mostly
+        assert mem.rows[lex_m.ids[0]].chunk_id == snap.rows[lex_v.ids[0]].chunk_id, query
+        overlap = len(_ids(mem, lex_m.ids) & _ids(snap, lex_v.ids)) / max(len(lex_m.ids), 1)
+        assert overlap >= 0.5, (query, overlap)
+    doc = next(iter(mem.documents.values()))
+    assert snap.documents[doc.doc_id] == doc
+    sec = next(iter(mem.sections.values()))
+    assert snap.sections[sec.chunk_id] == sec and snap.row_of[mem.rows[0].chunk_id] >= 0
+
+
+def test_funnel_tools_and_trace_unchanged_on_milvus(memory, milvus):
+    scope, filters = Scope("acme", ["ops"]), Filters.make(valid_at="2026-01-19")
+    runs = []
+    for index in (memory, milvus):
+        funnel = Funnel(index, reranker=WordOverlapReranker())
+        result = funnel.search("E-4471 bank file rejected", scope=scope, filters=filters, candidates=10,
+                               rerank_mode="none", retrievers=("dense",))
+        runs.append(result)
+        frame = result.to_frame()
+        assert frame.delivered.sum() == len(result) > 0
+        full = funnel.search("E-4471 bank file rejected", scope=scope, filters=filters, candidates=10)
+        ranks = full.to_frame()
+        assert ranks.lexical_rank.notna().any() and ranks.dense_rank.notna().any()
+        assert set(full.trace.timings_ms) >= {"filter", "lexical", "dense", "fuse", "rerank", "expand"}
+        box = Toolbox(index, scope, funnel=funnel)
+        found = box.call("search_knowledge", {"query": "E-4471 bank file rejected", "k": 3})
+        assert "error" not in found, found
+        cited = [r["citation"] if isinstance(r, dict) else r for r in found.get("results", [])]
+        assert cited
+        got = box.call("retrieve_documents", {"ids": ["settlement-runbook-v2"]})
+        assert "error" not in got and "E-4471" in str(got)
+        hidden = box.call("retrieve_documents", {"ids": ["odd-tenant-note"]})
+        assert "Quokka" not in str(hidden)  # another tenant: never read
+    mem_run, milvus_run = runs
+    assert [(h.citation, h.evidence) for h in mem_run.hits] == [(h.citation, h.evidence) for h in milvus_run.hits]
+    assert mem_run.trace.rows_in_scope == milvus_run.trace.rows_in_scope
+
+
+def test_deleted_never_resurfaces_and_old_text_never_returns(milvus_uri):
+    config = MilvusConfig(milvus_uri, token=os.environ.get("RAGKIT_MILVUS_TOKEN", ""),
+                          collection="ragkit_test_milvus_updates")
+    embedder = HashEmbedder()
+    index = MilvusIndex.create(config, settings=Index.build(
+        [Document(Envelope("seed"), "# Seed\n\nseed text\n")], embedder=embedder).settings,
+        embedder=embedder, dim=embedder.dim, drop_existing=True)
+    try:
+        def put(doc):
+            chunks = chunk_documents([doc], index.settings.chunker)
+            vectors = embedder.encode([c.contextual_text() for c in chunks if c.kind == "chunk"])
+            return index.write([doc], chunks, vectors)
+
+        old = "# Zebra\n\nZebra quantum flux 9931 calibrates the left turbine.\n"
+        new = "# Zebra\n\nNarwhal sonar 4410 aligns the right turbine.\n"
+        other = Document(Envelope("other-doc"), "# Other\n\nAn unrelated turbine note.\n")
+        assert put(Document(Envelope("zebra-doc"), old)) >= 1 and put(other) >= 1
+        before = index.snapshot()
+        hit = before.search_lexical("Zebra quantum flux 9931", 10, None)
+        assert any(before.rows[r].doc_id == "zebra-doc" for r in hit.ids)
+
+        assert index.delete(["zebra-doc"]) >= 1
+        for snap in (before, index.snapshot()):  # an old snapshot too: Milvus no longer returns it
+            for ranking in (snap.search_lexical("Zebra quantum flux 9931", 100, None),
+                            snap.search_dense(old, 100, None)):
+                assert all(snap.rows[r].doc_id != "zebra-doc" for r in ranking.ids)
+        assert "zebra-doc" not in index.snapshot().documents
+
+        put(Document(Envelope("zebra-doc", version="2"), new))  # re-added with changed text
+        snap = index.snapshot()
+        found = snap.search_lexical("Narwhal sonar 4410", 10, None)
+        assert [snap.rows[r].doc_id for r in found.ids][:1] == ["zebra-doc"]
+        for ranking in (snap.search_lexical("Zebra quantum flux 9931 calibrates", 100, None),
+                        snap.search_dense(old, 100, None)):
+            assert all("Zebra quantum" not in snap.rows[r].text for r in ranking.ids)
+        assert snap.documents["zebra-doc"].text == new
+        assert sum(c.doc_id == "zebra-doc" for c in snap.rows) == \
+            sum(c.kind == "chunk" for c in chunk_documents([Document(Envelope("zebra-doc"), new)],
+                                                           index.settings.chunker))
+        reopened = MilvusIndex.open(config, embedder=embedder)  # a second handle sees the same state
+        assert reopened.snapshot().size() == snap.size()
+        with pytest.raises(ValidationError, match="vectors"):
+            index.write([other], chunk_documents([other], index.settings.chunker), np.zeros((0, embedder.dim)))
+    finally:
+        index.drop()
+
+
+def test_config_validates_and_reads_the_environment(monkeypatch):
+    with pytest.raises(ValidationError, match="collection"):
+        MilvusConfig("http://127.0.0.1:1", collection="bad-name")
+    monkeypatch.delenv("RAGKIT_MILVUS_URI", raising=False)
+    with pytest.raises(ValidationError, match="RAGKIT_MILVUS_URI"):
+        MilvusConfig.from_env()
+    monkeypatch.setenv("RAGKIT_MILVUS_URI", "http://db:19530")
+    monkeypatch.setenv("RAGKIT_MILVUS_TOKEN", "root:Milvus")
+    assert MilvusConfig.from_env("c1") == dataclasses.replace(
+        MilvusConfig("http://db:19530", "root:Milvus"), collection="c1")
