@@ -69,10 +69,25 @@ def tiny_sets(tmp_path_factory) -> Path:
 
 def test_scale(tmp_path):
     out = tmp_path / "scale.md"
-    run("scale.py", "--sizes", "400", "--queries", "10", "--lexical-queries", "5", "--result", str(out))
-    rows = {r[0]: r[1] for r in table(out)[1:]}
+    run("scale.py", "--sizes", "600", "--parts", "lexical", "dense", "index", "--queries", "20",
+        "--latency-queries", "5", "--lexical-queries", "5", "--hnsw-cache", str(tmp_path / "hnsw"),
+        "--index-dir", str(tmp_path / "idx"), "--result", str(out), "--fresh")
+    sections = out.read_text().split("\n## ")[1:]
+    assert [s.split("\n")[0] for s in sections] == [
+        "Lexical: ragkit (index scorer, half scope mask) vs bm25s vs rank-bm25",
+        "Dense: exact (flat) vs HNSW", "A whole ragkit Index"]
+    rows = {}
+    for section in sections:
+        part = tmp_path / "part.md"
+        part.write_text(section)
+        rows.update({r[0]: r[1] for r in table(part)[1:]})
     assert 0.0 <= float(rows["hnsw recall@10 vs exact"]) <= 1.0
-    assert float(rows["ratio ragkit/bm25s"]) > 0
+    assert float(rows["ratio ragkit/bm25s p50"]) > 0 and float(rows["rank_bm25 p50 ms (20 q)"]) > 0
+    assert 0.0 <= float(rows["top-10 overlap ragkit vs bm25s (no mask)"]) <= 1.0
+    assert rows["rows"] == rows["rows after load"] == "600" and rows["format"] == "3"
+    assert float(rows["load s"]) > 0 and float(rows["after load dense p50 ms"]) > 0
+    data = json.loads((tmp_path / "scale.json").read_text())
+    assert set(data) == {"lexical", "dense", "index"} and all(set(v) == {"600"} for v in data.values())
 
 
 def test_index_throughput(tmp_path):
