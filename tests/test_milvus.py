@@ -83,7 +83,8 @@ def test_scope_in_the_engine_selects_exactly_the_in_memory_rows(memory, milvus, 
     for k in (1, 5, 1000):
         for ranking in (snap.search_lexical("quokka ledger rotation settlement", k, sel),
                         snap.search_dense("quokka ledger rotation settlement", k, sel)):
-            assert all(scope.allows(snap.envelope(r)) and filters.allows(snap.envelope(r)) for r in ranking.ids)
+            envs = [snap.envelope(r) for r in ranking.ids]
+            assert all(scope.allows(e) and filters.allows(e) for e in envs)
 
 
 def test_values_are_escaped_never_spliced(milvus):
@@ -113,8 +114,9 @@ def test_search_parity_on_the_fixture_corpus(memory, milvus):
         np.testing.assert_allclose(dense_m.scores, dense_v.scores, rtol=1e-4, atol=1e-5)
         # same vectors, exact search: the same rows (ties at the cut may be broken differently)
         cut = dense_m.scores[-1] + 1e-4
-        assert {mem.rows[r].chunk_id for r, x in zip(dense_m.ids, dense_m.scores) if x > cut} == \
-            {snap.rows[r].chunk_id for r, x in zip(dense_v.ids, dense_v.scores) if x > cut}
+        above = [{s.rows[r].chunk_id for r, x in zip(d.ids, d.scores, strict=True) if x > cut}
+                 for s, d in ((mem, dense_m), (snap, dense_v))]
+        assert above[0] == above[1]
         lex_m = mem.search_lexical(query, 10, mem.mask(scope))
         lex_v = snap.search_lexical(query, 10, snap.select(scope, Filters()))
         assert lex_v.ids, query
@@ -153,7 +155,8 @@ def test_funnel_tools_and_trace_unchanged_on_milvus(memory, milvus):
         hidden = box.call("retrieve_documents", {"ids": ["odd-tenant-note"]})
         assert "Quokka" not in str(hidden)  # another tenant: never read
     mem_run, milvus_run = runs
-    assert [(h.citation, h.evidence) for h in mem_run.hits] == [(h.citation, h.evidence) for h in milvus_run.hits]
+    assert [(h.citation, h.evidence) for h in mem_run.hits] == \
+        [(h.citation, h.evidence) for h in milvus_run.hits]
     assert mem_run.trace.rows_in_scope == milvus_run.trace.rows_in_scope
 
 
@@ -199,7 +202,8 @@ def test_deleted_never_resurfaces_and_old_text_never_returns(milvus_uri):
         reopened = MilvusIndex.open(config, embedder=embedder)  # a second handle sees the same state
         assert reopened.snapshot().size() == snap.size()
         with pytest.raises(ValidationError, match="vectors"):
-            index.write([other], chunk_documents([other], index.settings.chunker), np.zeros((0, embedder.dim)))
+            index.write([other], chunk_documents([other], index.settings.chunker),
+                        np.zeros((0, embedder.dim)))
     finally:
         index.drop()
 
