@@ -100,10 +100,17 @@ class DenseRetriever:
         self.ef_search = ef_search
         faiss = _faiss()
         dim = vectors.shape[1]
+        self._storage: Any = None
         if index is not None:  # a saved index (see :meth:`save_index`): nothing is rebuilt
             if index.ntotal != len(vectors) or index.d != dim:
                 raise ValidationError(f"the saved faiss index holds {index.ntotal} rows of dim {index.d}; "
                                       f"expected {len(vectors)} of dim {dim}: rebuild the index")
+            if hasattr(index, "hnsw") and index.storage is None:  # a graph saved without its vectors
+                self._storage = faiss.IndexFlatIP(dim)  # kept referenced: the graph does not own it
+                if len(vectors):
+                    self._storage.add(np.ascontiguousarray(vectors))
+                index.storage = self._storage
+                index.own_fields = False
             self.index = index
             self.kind = "hnsw" if hasattr(index, "hnsw") else "flat"
             return
@@ -116,13 +123,19 @@ class DenseRetriever:
             self.index.add(vectors)
 
     def save_index(self, path: str | os.PathLike[str]) -> None:
-        """Write the faiss index (the HNSW graph and its vectors) to ``path``."""
-        _faiss().write_index(self.index, str(path))
+        """Write the faiss index to ``path``: for HNSW the graph only (the vectors are saved apart,
+        once; :meth:`read_index` and ``index=`` put them back), else the whole index."""
+        faiss = _faiss()
+        if self.kind == "hnsw":
+            faiss.write_index(self.index, str(path), faiss.IO_FLAG_SKIP_STORAGE)
+        else:
+            faiss.write_index(self.index, str(path))
 
     @staticmethod
     def read_index(path: str | os.PathLike[str]) -> Any:
-        """A faiss index written by :meth:`save_index` (pass it as ``index=``)."""
-        return _faiss().read_index(str(path))
+        """A faiss index written by :meth:`save_index`; pass it as ``index=`` with the same vectors."""
+        faiss = _faiss()
+        return faiss.read_index(str(path), faiss.IO_FLAG_SKIP_STORAGE)
 
     @classmethod
     def build(cls, texts: Sequence[str], embedder: Any, *, kind: str = "flat",

@@ -201,8 +201,8 @@ class Segment:
                                   f"{self.vectors.shape}; the index is inconsistent, rebuild it")
         if postings is None:
             s = settings or IndexSettings()
-            postings = Postings.from_tokens([tokenize(c.contextual_text(), stemmer=s.bm25_stemmer,
-                                                      stopwords=s.bm25_stopwords) for c in self.rows])
+            postings = Postings.from_tokens(tokenize(c.contextual_text(), stemmer=s.bm25_stemmer,
+                                                     stopwords=s.bm25_stopwords) for c in self.rows)
         if len(postings) != len(self.rows):
             raise IndexStateError(f"segment {name}: {len(self.rows)} chunks but postings for "
                                   f"{len(postings)}; the index is inconsistent, rebuild it")
@@ -295,7 +295,7 @@ class Segment:
         for name in names:
             storage.fsync_file(tmp / name)
         storage.fsync_dir(tmp)
-        files = {name: storage.sha256_file(tmp / name) for name in names}
+        files = dict(zip(names, storage.sha256_files([tmp / name for name in names]), strict=True))
         os.replace(tmp, seg_root / self.name)
         storage.fsync_dir(seg_root)
         storage.crash_point("save:segment")
@@ -311,12 +311,13 @@ class Segment:
         recorded = entry.get("files") or {}
         names = list(dict.fromkeys([*required, *recorded]))
         for name in names:
-            file = folder / name
-            if not file.is_file():
-                raise IndexStateError(f"{file} is missing; {_recover_hint(root)}")
-            if verify and storage.sha256_file(file) != recorded.get(name):
-                raise IndexStateError(f"{file} does not match its checksum in the generation manifest "
-                                      f"(damaged or edited by hand); {_recover_hint(root)}")
+            if not (folder / name).is_file():
+                raise IndexStateError(f"{folder / name} is missing; {_recover_hint(root)}")
+        if verify:
+            for name, digest in zip(names, storage.sha256_files([folder / n for n in names]), strict=True):
+                if digest != recorded.get(name):
+                    raise IndexStateError(f"{folder / name} does not match its checksum in the generation "
+                                          f"manifest (damaged or edited by hand); {_recover_hint(root)}")
         try:
             docs, chunks = (_read_columnar if fmt >= 3 else _read_jsonl)(folder)
             vectors = np.load(folder / "vectors.npy", mmap_mode="r")  # paged in as searches touch it

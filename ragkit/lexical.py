@@ -30,6 +30,7 @@ Example:
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 import threading
@@ -297,22 +298,24 @@ class Postings:
         return len(self.lengths)
 
     @classmethod
-    def from_tokens(cls, rows: Sequence[Sequence[str]], *, batch: int = 20_000) -> Postings:
-        """Count the tokens of each row (row ``i`` of the segment is ``rows[i]``).
+    def from_tokens(cls, rows: Iterable[Sequence[str]], *, batch: int = 20_000) -> Postings:
+        """Count the tokens of each row (row ``i`` of the segment is the ``i``-th of ``rows``).
 
-        Rows are counted ``batch`` at a time with numpy (no Python object per posting), so a
-        million rows of 80 tokens need a few hundred MB, not gigabytes.
+        ``rows`` may be a generator: rows are consumed and counted ``batch`` at a time with numpy
+        (no Python object per posting, no list of every row's tokens), so a million rows of 80
+        tokens need a few hundred MB, not gigabytes.
         """
         term_id: dict[str, int] = {}
         intern = term_id.setdefault
         cols: list[np.ndarray] = []
         row_ids: list[np.ndarray] = []
         tfs: list[np.ndarray] = []
-        lengths = np.zeros(len(rows), dtype=np.float32)
-        for start in range(0, len(rows), batch):
-            part = rows[start:start + batch]
+        lengths: list[np.ndarray] = []
+        source = iter(rows)
+        start = 0
+        while part := list(itertools.islice(source, batch)):
             sizes = np.fromiter((len(t) for t in part), dtype=np.int64, count=len(part))
-            lengths[start:start + len(part)] = sizes
+            lengths.append(sizes.astype(np.float32))
             ids = np.fromiter((intern(t, len(term_id)) for tokens in part for t in tokens), dtype=np.int64,
                               count=int(sizes.sum()))
             local = np.repeat(np.arange(len(part), dtype=np.int64), sizes)
@@ -320,10 +323,12 @@ class Postings:
             cols.append((keys & 0xFFFFFFFF).astype(np.int32))
             row_ids.append(((keys >> 32) + start).astype(np.int32))
             tfs.append(counts.astype(np.float32))
+            start += len(part)
         cat = np.concatenate
         return cls._from_triples(list(term_id), cat(cols) if cols else np.zeros(0, np.int32),
                                  cat(row_ids) if row_ids else np.zeros(0, np.int32),
-                                 cat(tfs) if tfs else np.zeros(0, np.float32), lengths, rows_sorted=True)
+                                 cat(tfs) if tfs else np.zeros(0, np.float32),
+                                 cat(lengths) if lengths else np.zeros(0, np.float32), rows_sorted=True)
 
     @classmethod
     def _from_triples(cls, vocab: list[str], cols: np.ndarray, rows: np.ndarray, tfs: np.ndarray,

@@ -44,7 +44,8 @@ from typing import Any
 
 from ragkit.errors import IndexStateError
 
-__all__ = ["CRASH_POINTS", "crash_point", "sha256_file", "fsync_dir", "write_durable", "writer_lock",
+__all__ = ["CRASH_POINTS", "crash_point", "sha256_file", "sha256_files", "fsync_dir", "write_durable",
+           "writer_lock",
            "current_generation", "generation_names", "read_generation", "commit_generation",
            "cleanup", "SEGMENTS", "LEGACY_FILES"]
 
@@ -69,6 +70,18 @@ def sha256_file(path: Path) -> str:
         for block in iter(lambda: fh.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def sha256_files(paths: list[Path], threads: int = 2) -> list[str]:
+    """Hex sha256 of several files, hashed in ``threads`` threads (hashlib releases the GIL)."""
+    if len(paths) < 2 or threads < 2:
+        return [sha256_file(p) for p in paths]
+    from concurrent.futures import ThreadPoolExecutor
+
+    by_size = sorted(range(len(paths)), key=lambda i: -paths[i].stat().st_size)  # largest first
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        digests = dict(zip(by_size, pool.map(lambda i: sha256_file(paths[i]), by_size), strict=True))
+    return [digests[i] for i in range(len(paths))]
 
 
 #: fsync on commit (default). ``RAGKIT_FSYNC=0`` turns it off for throwaway test indexes: a crash of
