@@ -1,0 +1,370 @@
+"""Both backends side by side: the in-memory index and Milvus (embedded, milvus-lite 2.5 server).
+
+Part ``course`` (the bundled corpus, its cached index copied into Milvus without re-embedding):
+
+* candidate recall@50 of BM25, dense and RRF on every answerable bundled case
+  (:func:`ragkit.evaluation.candidate_recall`, each case as its caller at its ``as_of``);
+* the tenant counterfactual (:mod:`ragkit.counterfactuals`, ``change_tenant``) with the
+  pipeline agent reading the Milvus backend: leaks must be zero;
+* :func:`ragkit.evaluation.evaluate` unchanged on both backends (pipeline placement, a sample);
+* build time (from chunks and vectors: no embedding on either side), first-stage latency
+  (scope selection + BM25 + dense, scoped as each case's caller), full funnel latency, memory.
+
+Part ``synthetic`` (``--rows``, e.g. 100000): synthetic chunks (random words, random unit
+vectors, 11 tenants, ACL groups, dates) into both backends; build time, scoped first-stage
+latency p50/p95 and memory.
+
+Measured on a shared 2-core machine under load: compare the two columns of one run, not runs.
+Writes ``bench/results/backends.md``.
+
+Usage: OMP_NUM_THREADS=1 python bench/backends.py [--parts course,synthetic] [--rows 100000]
+           [--queries 100] [--eval-cases 40] [--cf-cases 0 (all)]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import gc
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from ragkit.chunking import ChunkerSettings  # noqa: E402
+from ragkit.evaluation import snapshot_filters  # noqa: E402
+from ragkit.fusion import rrf  # noqa: E402
+from ragkit.index import Index, IndexSettings  # noqa: E402
+from ragkit.milvus import MilvusConfig, MilvusIndex, start_local  # noqa: E402
+from ragkit.records import Chunk, Document, Envelope  # noqa: E402
+from ragkit.scope import Filters, Scope  # noqa: E402
+
+OUT = ROOT / "bench" / "results" / "backends.md"
+PARTS = Path(tempfile.gettempdir()) / "ragkit-bench-backends"
+
+
+def rss_mb(pid: int | None = None) -> float:
+    """Resident memory of a process (this one by default), MiB."""
+    for line in Path(f"/proc/{pid or os.getpid()}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def pct(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
+
+
+def first_stage(index: Any, queries: list[tuple[str, Scope, Filters]], k: int = 50) -> list[float]:
+    """Milliseconds of select + BM25 + dense + RRF per query, each scoped as its caller."""
+    from ragkit.backend import as_backend
+
+    out = []
+    for text, scope, filters in queries:
+        t = time.perf_counter()
+        b = as_backend(index)
+        sel = b.select(scope, filters)
+        rrf([b.search_lexical(text, k, sel), b.search_dense(text, k, sel)]).top(k)
+        out.append((time.perf_counter() - t) * 1000)
+    return out
+
+
+def course(args: argparse.Namespace, uri: str, server_pid: int | None) -> dict[str, Any]:
+    from ragkit.cases import load_cases
+    from ragkit.counterfactuals import run_counterfactuals
+    from ragkit.course import course_index
+    from ragkit.evaluation import agent_runner, candidate_recall, evaluate
+    from ragkit.funnel import Funnel
+    from ragkit.models import get_reranker
+
+    res: dict[str, Any] = {}
+    cases = load_cases(ROOT / "datasets" / "opscorpus" / "cases.jsonl")
+    idx = course_index(progress=False)
+    snap = idx.snapshot()
+    chunks = [*snap.sections.values(), *snap.rows]
+    gc.collect()
+    before = rss_mb()
+    t = time.perf_counter()
+    rebuilt = Index(list(snap.documents.values()), chunks, snap.vectors, snap.settings,
+                    embedder=idx._embedder, manifest=idx.manifest)
+    rebuilt.snapshot().lexical  # noqa: B018 - built eagerly already; touch it
+    res["memory_build_s"] = time.perf_counter() - t
+    res["memory_rss_mb"] = rss_mb() - before
+    del rebuilt
+    server_before = rss_mb(server_pid) if server_pid else float("nan")
+    t = time.perf_counter()
+    mi = MilvusIndex.from_index(idx, MilvusConfig(uri, os.environ.get("RAGKIT_MILVUS_TOKEN", ""),
+                                                  collection="bench_course"), drop_existing=True)
+    msnap = mi.snapshot()
+    res["milvus_build_s"] = time.perf_counter() - t
+    res["milvus_server_rss_mb"] = (rss_mb(server_pid) - server_before) if server_pid else float("nan")
+    res["rows"] = len(snap.rows)
+    res["documents"] = len(snap.documents)
+    assert msnap.size() == len(snap.rows)
+
+    t = time.perf_counter()
+    rec_m = candidate_recall(idx, cases, width=50)
+    res["recall_s_memory"] = time.perf_counter() - t
+    t = time.perf_counter()
+    rec_v = candidate_recall(mi, cases, width=50)
+    res["recall_s_milvus"] = time.perf_counter() - t
+    res["recall"] = {m: {"memory": float(rec_m.loc[("all", m), "item_recall"]),
+                         "milvus": float(rec_v.loc[("all", m), "item_recall"]),
+                         "memory_set": float(rec_m.loc[("all", m), "set_recall"]),
+                         "milvus_set": float(rec_v.loc[("all", m), "set_recall"]),
+                         "cases": int(rec_m.loc[("all", m), "cases"])} for m in ("bm25", "dense", "rrf")}
+    print("recall", json.dumps(res["recall"]), flush=True)
+
+    answerable = [c for c in cases if c.answerable][: args.queries]
+    queries = [(c.task, Scope(c.caller.tenant, c.caller.groups), snapshot_filters(c.as_of))
+               for c in answerable]
+    first_stage(idx, queries[:5])
+    first_stage(mi, queries[:5])  # warm both
+    lat_m, lat_v = first_stage(idx, queries), first_stage(mi, queries)
+    res["first_stage_ms"] = {"memory": [pct(lat_m, 0.5), pct(lat_m, 0.95)],
+                             "milvus": [pct(lat_v, 0.5), pct(lat_v, 0.95)], "queries": len(queries)}
+    reranker = get_reranker()
+    full: dict[str, list[float]] = {"memory": [], "milvus": []}
+    for name, index in (("memory", idx), ("milvus", mi)):
+        funnel = Funnel(index, reranker=reranker)
+        for text, scope, filters in queries[: args.funnel_queries]:
+            if getattr(reranker, "cache", None) is not None:
+                reranker.cache.clear()  # no score cached by the other backend's run of the same query
+            t = time.perf_counter()
+            funnel.search(text, scope=scope, filters=filters)
+            full[name].append((time.perf_counter() - t) * 1000)
+    res["funnel_ms"] = {k: [pct(v, 0.5), pct(v, 0.95)] for k, v in full.items()}
+    res["funnel_queries"] = args.funnel_queries
+    print("latency", res["first_stage_ms"], res["funnel_ms"], flush=True)
+
+    sample = cases[: args.eval_cases]
+    reports = {name: evaluate(sample, agent_runner(index, "pipeline", reranker=reranker), progress=False,
+                              placement="pipeline") for name, index in (("memory", idx), ("milvus", mi))}
+    res["evaluate"] = {name: {"summary": _summary(r)} for name, r in reports.items()}
+    print("evaluate", res["evaluate"], flush=True)
+
+    cf_cases = cases if not args.cf_cases else cases[: args.cf_cases]
+    t = time.perf_counter()
+    cf = run_counterfactuals(cf_cases, mi, lambda view: agent_runner(view, "pipeline", reranker=reranker),
+                             which=("change_tenant",), progress=False)
+    r = cf.results["change_tenant"]
+    res["counterfactual"] = {"applicable": r.applicable, "passed": r.passed, "leaks": cf.tenant_leaks,
+                             "failures": r.failures[:5], "seconds": time.perf_counter() - t}
+    print("counterfactual", res["counterfactual"], flush=True)
+    mi.drop()
+    return res
+
+
+def _summary(report: Any) -> dict[str, Any]:
+    """Answer accuracy and abstention of an evaluation report (whatever columns it has)."""
+    frame = report.frame
+    out: dict[str, Any] = {"cases": int(len(frame))}
+    for col in ("correct", "abstained", "error"):
+        if col in frame.columns:
+            values = frame[col]
+            out[col] = float(values.astype(bool).mean()) if col == "error" else float(values.mean())
+    return out
+
+
+WORDS = [f"w{i}" for i in range(20000)]
+TENANTS = ["acme", "cyberdyne", "global", "globex", "hooli", "initech", "soylent", "stark", "tyrell",
+           "umbrella", "wayne"]
+GROUPS = ["leadership", "oncall", "risk", "treasury"]
+
+
+class RandomEmbedder:
+    """Deterministic query vectors for synthetic corpora (a hash-seeded unit vector per text)."""
+
+    name, version = "synthetic", "1"
+
+    def __init__(self, dim: int) -> None:
+        self.dim = dim
+
+    def encode(self, texts: list[str], **kwargs: Any) -> np.ndarray:
+        out = []
+        for text in texts:
+            rng = np.random.default_rng(abs(hash(text)) % (2**32))
+            v = rng.standard_normal(self.dim).astype(np.float32)
+            out.append(v / np.linalg.norm(v))
+        return np.vstack(out)
+
+
+def synthetic_corpus(rows: int, dim: int, per_doc: int = 10, seed: int = 7) -> tuple[list[Document],
+                                                                                     list[Chunk], np.ndarray]:
+    rng = np.random.default_rng(seed)
+    zipf = np.minimum(rng.zipf(1.3, size=rows * 40) - 1, len(WORDS) - 1)
+    docs, chunks = [], []
+    base = dt.datetime(2025, 1, 1, tzinfo=dt.timezone.utc)
+    for d in range(0, rows, per_doc):
+        n = min(per_doc, rows - d)
+        texts = [" ".join(WORDS[w] for w in zipf[(d + i) * 40:(d + i) * 40 + 40]) for i in range(n)]
+        text = "\n\n".join(texts)
+        doc_id = f"syn-{d // per_doc}"
+        start = base + dt.timedelta(days=int(rng.integers(0, 600)))
+        env = Envelope(doc_id, title=doc_id, tenant=TENANTS[(d // per_doc) % len(TENANTS)],
+                       source_type=["runbook", "policy", "wiki", "ticket"][(d // per_doc) % 4],
+                       acl_groups=((GROUPS[(d // per_doc) % 4],) if (d // per_doc) % 3 == 0 else ()),
+                       published_at=start, effective_from=start if (d // per_doc) % 2 else None,
+                       effective_to=start + dt.timedelta(days=200) if (d // per_doc) % 4 == 1 else None)
+        docs.append(Document(env, text))
+        pos = 0
+        for i, t in enumerate(texts):
+            chunks.append(Chunk(chunk_id=f"{doc_id}#p{i}", doc_id=doc_id, version="1", start=pos,
+                                end=pos + len(t), text=t, title=doc_id, anchor=f"p{i}", kind="chunk"))
+            pos += len(t) + 2
+    vectors = rng.standard_normal((rows, dim)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    return docs, chunks, vectors
+
+
+def synthetic(args: argparse.Namespace, uri: str, server_pid: int | None) -> dict[str, Any]:
+    dim = 384
+    docs, chunks, vectors = synthetic_corpus(args.rows, dim)
+    settings = IndexSettings(chunker=ChunkerSettings(preamble="none"))
+    embedder = RandomEmbedder(dim)
+    res: dict[str, Any] = {"rows": args.rows, "documents": len(docs)}
+    gc.collect()
+    before = rss_mb()
+    t = time.perf_counter()
+    mem = Index(docs, chunks, vectors, settings, embedder=embedder)
+    res["memory_build_s"] = time.perf_counter() - t
+    res["memory_rss_mb"] = rss_mb() - before
+    rng = np.random.default_rng(3)
+    queries = []
+    for i in range(args.queries):
+        words = " ".join(WORDS[int(w)] for w in np.minimum(rng.zipf(1.3, size=4) - 1, 2000))
+        tenant = TENANTS[i % len(TENANTS)]
+        queries.append((words, Scope(tenant, [GROUPS[i % 4]]),
+                        Filters.make(valid_at=f"2026-0{1 + i % 6}-15")))
+    first_stage(mem, queries[:5])
+    lat_m = first_stage(mem, queries)
+    del mem
+    gc.collect()
+    server_before = rss_mb(server_pid) if server_pid else float("nan")
+    t = time.perf_counter()
+    mi = MilvusIndex.create(MilvusConfig(uri, os.environ.get("RAGKIT_MILVUS_TOKEN", ""),
+                                         collection="bench_synthetic"),
+                            settings=settings, embedder=embedder, dim=dim, drop_existing=True)
+    step = 1000
+    by_doc: dict[str, list[int]] = {}
+    for i, c in enumerate(chunks):
+        by_doc.setdefault(c.doc_id, []).append(i)
+    for s in range(0, len(docs), step):
+        part = docs[s:s + step]
+        idx = [i for d in part for i in by_doc[d.doc_id]]
+        mi._write(part, [chunks[i] for i in idx], vectors[idx], replace=False)
+    mi.flush()
+    snap = mi.snapshot()
+    res["milvus_build_s"] = time.perf_counter() - t
+    res["milvus_server_rss_mb"] = (rss_mb(server_pid) - server_before) if server_pid else float("nan")
+    assert snap.size() == args.rows
+    first_stage(mi, queries[:5])
+    lat_v = first_stage(mi, queries)
+    res["first_stage_ms"] = {"memory": [pct(lat_m, 0.5), pct(lat_m, 0.95)],
+                             "milvus": [pct(lat_v, 0.5), pct(lat_v, 0.95)], "queries": len(queries)}
+    print("synthetic", res, flush=True)
+    mi.drop()
+    return res
+
+
+def render(command: str) -> str:
+    parts = {p.stem: json.loads(p.read_text()) for p in sorted(PARTS.glob("*.json"))}
+    lines = ["# Backends side by side: in-memory index vs Milvus (milvus-lite 2.5.1 server)", "",
+             f"Command: `{command}`", "",
+             f"Measured {dt.date.today()} on the shared 2-core machine **under load** (other engineers' jobs "
+             "running), OMP_NUM_THREADS=1, one job at a time. Compare the two columns of one row (measured "
+             "in the same run), not absolute values. Milvus: embedded milvus-lite 2.5.1 (the C++ core) "
+             "as a server process on loopback, reached through `pymilvus.MilvusClient` over gRPC; dense "
+             "index FLAT (exact inner product, as the in-memory faiss IndexFlatIP); BM25 by Milvus's BM25 "
+             "function (analyzer `english`, k1=1.5, b=0.75).", ""]
+    c = parts.get("course")
+    if c:
+        lines += ["## Course corpus", "",
+                  f"{c['rows']} rows, {c['documents']} documents (the cached bge index, copied into Milvus "
+                  "with its vectors).", "",
+                  "### Candidate recall@50 (item recall, all answerable cases; set recall in brackets)", "",
+                  "| retriever | in-memory | Milvus | difference |", "|---|---|---|---|"]
+        for m, r in c["recall"].items():
+            lines.append(f"| {m} | {r['memory']:.3f} ({r['memory_set']:.3f}) | {r['milvus']:.3f} "
+                         f"({r['milvus_set']:.3f}) | {r['milvus'] - r['memory']:+.3f} |")
+        cf = c["counterfactual"]
+        lines += ["", f"Cases: {c['recall']['rrf']['cases']}.", "",
+                  "### Tenant counterfactual on Milvus (pipeline agent, `change_tenant`)", "",
+                  f"{cf['applicable']} applicable cases, {cf['passed']} passed, **{cf['leaks']} leaks** "
+                  f"({cf['seconds']:.0f} s).", ""]
+        if cf["failures"]:
+            lines.append("First failures: " + "; ".join(f"{f['case']}: {f['why']}" for f in cf["failures"]))
+            lines.append("")
+        lines += ["### `evaluate` unchanged on both backends (pipeline placement, first cases)", "",
+                  "| backend | summary |", "|---|---|"]
+        for name, e in c["evaluate"].items():
+            lines.append(f"| {name} | {json.dumps(e['summary'])} |")
+        lines += ["", "### Cost", "", "| measure | in-memory | Milvus |", "|---|---|---|",
+                  f"| build from chunks + vectors (s) | {c['memory_build_s']:.1f} | "
+                  f"{c['milvus_build_s']:.1f} |",
+                  f"| first stage p50 / p95 (ms), scoped, {c['first_stage_ms']['queries']} case queries | "
+                  f"{c['first_stage_ms']['memory'][0]:.1f} / {c['first_stage_ms']['memory'][1]:.1f} | "
+                  f"{c['first_stage_ms']['milvus'][0]:.1f} / {c['first_stage_ms']['milvus'][1]:.1f} |",
+                  f"| full funnel p50 / p95 (ms), {c['funnel_queries']} queries | "
+                  f"{c['funnel_ms']['memory'][0]:.0f} / {c['funnel_ms']['memory'][1]:.0f} | "
+                  f"{c['funnel_ms']['milvus'][0]:.0f} / {c['funnel_ms']['milvus'][1]:.0f} |",
+                  f"| memory (MiB): Python RSS growth / Milvus server RSS growth | "
+                  f"{c['memory_rss_mb']:.0f} | "
+                  f"{c['milvus_server_rss_mb']:.0f} |", ""]
+    for key in sorted(k for k in parts if k.startswith("synthetic")):
+        s = parts[key]
+        lines += [f"## Synthetic: {s['rows']:,} chunks, {s['documents']:,} documents", "",
+                  "Random Zipf words (40 per chunk), random unit vectors (dim 384), 11 tenants, ACL groups, "
+                  "dates; each query scoped to a tenant + one group + valid_at.", "",
+                  "| measure | in-memory | Milvus |", "|---|---|---|",
+                  f"| build from chunks + vectors (s) | {s['memory_build_s']:.1f} | "
+                  f"{s['milvus_build_s']:.1f} |",
+                  f"| first stage p50 / p95 (ms), {s['first_stage_ms']['queries']} scoped queries | "
+                  f"{s['first_stage_ms']['memory'][0]:.1f} / {s['first_stage_ms']['memory'][1]:.1f} | "
+                  f"{s['first_stage_ms']['milvus'][0]:.1f} / {s['first_stage_ms']['milvus'][1]:.1f} |",
+                  f"| memory (MiB): Python RSS growth / Milvus server RSS growth | "
+                  f"{s['memory_rss_mb']:.0f} | "
+                  f"{s['milvus_server_rss_mb']:.0f} |", ""]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--parts", default="course,synthetic")
+    parser.add_argument("--rows", type=int, default=100_000)
+    parser.add_argument("--queries", type=int, default=100)
+    parser.add_argument("--funnel-queries", type=int, default=20)
+    parser.add_argument("--eval-cases", type=int, default=40)
+    parser.add_argument("--cf-cases", type=int, default=0, help="0: every case")
+    parser.add_argument("--render-only", action="store_true")
+    args = parser.parse_args()
+    command = "OMP_NUM_THREADS=1 python bench/backends.py " + " ".join(sys.argv[1:])
+    PARTS.mkdir(exist_ok=True)
+    if not args.render_only:
+        uri = os.environ.get("RAGKIT_MILVUS_URI")
+        with tempfile.TemporaryDirectory() as tmp:
+            server = None if uri else start_local(tmp)
+            try:
+                for part in args.parts.split(","):
+                    fn = {"course": course, "synthetic": synthetic}[part]
+                    res = fn(args, uri or server.uri, server.pid if server else None)  # type: ignore[union-attr]
+                    name = part if part == "course" else f"synthetic-{args.rows}"
+                    (PARTS / f"{name}.json").write_text(json.dumps(res, indent=1, default=str))
+            finally:
+                if server is not None:
+                    server.stop()
+    OUT.write_text(render(command))
+    print(OUT.read_text())
+
+
+if __name__ == "__main__":
+    main()
