@@ -198,7 +198,7 @@ class DenseRetriever:
         else:
             if allowed > 4096:  # a bitmap costs n/8 bytes per query, a batch a hash set of the allowed ids
                 bits = np.packbits(mask, bitorder="little")
-                selector = faiss.IDSelectorBitmap(n, faiss.swig_ptr(bits))
+                selector = faiss.IDSelectorBitmap(len(bits), faiss.swig_ptr(bits))
             else:
                 selector = faiss.IDSelectorBatch(np.flatnonzero(mask).astype(np.int64))
             if self.kind == "hnsw":

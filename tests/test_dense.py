@@ -50,3 +50,32 @@ def test_edge_cases():
         DenseRetriever(dense.vectors, ToyEmbedder(), kind="ivf")
     dense.add(ToyEmbedder().encode(["c"]))
     assert len(dense) == 3 and dense.search("c", 1).ids == [2]
+
+
+@pytest.mark.parametrize("kind", ["flat", "hnsw"])
+def test_large_mask_uses_a_bitmap_and_stays_exact_for_flat(kind):
+    rng = np.random.default_rng(3)
+    vectors = rng.standard_normal((6000, 16)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    dense = DenseRetriever(vectors, None, kind=kind)
+    mask = rng.random(6000) < 0.8  # well over 4096 allowed rows: the bitmap selector
+    allowed = np.flatnonzero(mask)
+    for q in vectors[:20]:
+        got = dense.search("q", 10, mask, query_vector=q)
+        assert set(got.ids) <= set(allowed.tolist()) and len(got.ids) == 10
+        if kind == "flat":
+            assert got.ids == allowed[np.argsort(-(vectors[allowed] @ q), kind="stable")][:10].tolist()
+
+
+def test_saved_hnsw_graph_reads_back_without_its_vectors(tmp_path):
+    rng = np.random.default_rng(4)
+    vectors = rng.standard_normal((800, 16)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    built = DenseRetriever(vectors, None, kind="hnsw")
+    built.save_index(tmp_path / "g.faiss")
+    again = DenseRetriever(vectors, None, index=DenseRetriever.read_index(tmp_path / "g.faiss"))
+    assert again.kind == "hnsw"
+    for q in vectors[:10]:
+        assert again.search("q", 5, query_vector=q) == built.search("q", 5, query_vector=q)
+    with pytest.raises(ValidationError, match="rebuild"):
+        DenseRetriever(vectors[:10], None, index=DenseRetriever.read_index(tmp_path / "g.faiss"))
