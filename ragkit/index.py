@@ -80,7 +80,9 @@ class IndexSettings:
 
     Attributes:
         chunker: chunking method, budget, overlap and preamble mode.
-        dense_kind: ``"flat"`` (exact) or ``"hnsw"``.
+        dense_kind: ``"flat"`` (exact, the default), ``"hnsw"``, or ``"auto"``: HNSW for a segment of
+            :data:`ragkit.dense.HNSW_MIN_ROWS` rows or more (exact search would exceed 5 ms per query
+            there; ``bench/results/scale.md``), exact below. The HNSW graph is saved with its segment.
         bm25_stemmer / bm25_stopwords: BM25 analysis (``None`` disables).
         embedder: model name (``None``: ``RAGKIT_EMBEDDER`` or the bundled MiniLM).
     """
