@@ -48,7 +48,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ragkit.errors import LoadError, ValidationError
+from ragkit.errors import LoadError, RagkitError, ValidationError
 from ragkit.loaders import MAX_FILE_MB, SUPPORTED_SUFFIXES, Skipped
 
 if TYPE_CHECKING:
@@ -179,10 +179,18 @@ def _open_or_create(config: MilvusConfig, settings: IndexSettings, embedder: Any
         IndexStateError: the existing collection was built with other settings or another
             embedder width (its rows would not be comparable); ingest with ``drop_existing``.
     """
+    from ragkit.errors import IndexStateError
     from ragkit.milvus import MilvusIndex
 
-    return MilvusIndex.create(config, settings=settings, embedder=embedder, dim=int(embedder.dim),
-                              drop_existing=drop_existing)
+    try:
+        return MilvusIndex.create(config, settings=settings, embedder=embedder, dim=int(embedder.dim),
+                                  drop_existing=drop_existing)
+    except Exception as exc:
+        if type(exc).__name__ != "MilvusException":  # pymilvus' error (connection, auth, server)
+            raise
+        raise IndexStateError(f"Milvus at {config.uri} refused or failed ({exc}); check the URI and token "
+                              "(--milvus-uri / RAGKIT_MILVUS_URI, --milvus-token / RAGKIT_MILVUS_TOKEN) and "
+                              "that the server is running") from None
 
 
 def _encode(embedder: Any, chunks: Sequence[Chunk]) -> np.ndarray:
@@ -191,6 +199,56 @@ def _encode(embedder: Any, chunks: Sequence[Chunk]) -> np.ndarray:
     if not texts:
         return np.zeros((0, int(embedder.dim)), dtype=np.float32)
     return np.asarray(embedder.encode(texts), dtype=np.float32)
+
+
+@dataclass
+class _Written:
+    """Counts of one write batch, and the documents Milvus refused."""
+
+    documents: int = 0
+    chunks: int = 0
+    sections: int = 0
+    rows: int = 0
+    skipped: list[Skipped] = field(default_factory=list)
+
+    def add_to(self, report: IngestReport) -> None:
+        report.documents += self.documents
+        report.chunks += self.chunks
+        report.sections += self.sections
+        report.rows_written += self.rows
+        report.skipped += self.skipped
+
+
+def _write_batch(index: MilvusIndex, docs: Sequence[Document], chunks: Sequence[Sequence[Chunk]],
+                 vectors: Sequence[np.ndarray]) -> _Written:
+    """Write whole documents (``chunks[i]`` and ``vectors[i]`` belong to ``docs[i]``) in one call.
+
+    When Milvus refuses the batch (:class:`~ragkit.errors.ValidationError`, e.g. a chunk over
+    its 64 KiB text limit), the documents are written one by one and each refused one is
+    reported as skipped, so one bad document never drops the others.
+    """
+    out = _Written()
+
+    def write(part: range) -> None:
+        flat = [c for i in part for c in chunks[i]]
+        rows = [vectors[i] for i in part]
+        out.rows += int(index.write([docs[i] for i in part], flat, np.vstack(rows)))
+        out.documents += len(part)
+        out.chunks += sum(len(v) for v in rows)
+        out.sections += sum(c.kind == "section" for c in flat)
+
+    try:
+        write(range(len(docs)))
+    except ValidationError:
+        for i in range(len(docs)):
+            try:
+                write(range(i, i + 1))
+            except ValidationError as exc:
+                d = docs[i]
+                out.skipped.append(Skipped(d.envelope.source_path or d.doc_id,
+                                           f"doc_id {d.doc_id!r} not written to Milvus: {exc}",
+                                           field=exc.field))
+    return out
 
 
 def _bar(total: int, desc: str, enabled: bool) -> Any:
@@ -241,12 +299,9 @@ def ingest_milvus(source: str | Path, config: MilvusConfig, *, settings: IndexSe
     bar = _bar(len(docs), "ingesting", progress)
     for start in range(0, len(docs), batch_size):
         part = docs[start:start + batch_size]
-        chunks = chunk_documents(part, settings.chunker)
-        vectors = _encode(embedder, chunks)
-        report.rows_written += int(index.write(part, chunks, vectors))
-        report.documents += len(part)
-        report.chunks += len(vectors)
-        report.sections += sum(c.kind == "section" for c in chunks)
+        chunks = [chunk_documents([d], settings.chunker) for d in part]
+        vectors = _encode(embedder, [c for cs in chunks for c in cs])
+        _write_batch(index, part, chunks, _split(vectors, chunks)).add_to(report)
         if bar is not None:
             bar.update(len(part))
     if bar is not None:
@@ -254,6 +309,16 @@ def ingest_milvus(source: str | Path, config: MilvusConfig, *, settings: IndexSe
     index.flush()
     report.seconds = time.perf_counter() - t0
     return report
+
+
+def _split(vectors: np.ndarray, chunks: Sequence[Sequence[Chunk]]) -> list[np.ndarray]:
+    """``vectors`` (one row per ``chunk`` of all documents) cut into one array per document."""
+    out, at = [], 0
+    for cs in chunks:
+        n = sum(c.kind == "chunk" for c in cs)
+        out.append(vectors[at:at + n])
+        at += n
+    return out
 
 
 def _check_batch(value: int, name: str) -> None:
@@ -321,12 +386,7 @@ class _EmbedStage:
         """Encode every chunk of the batch's documents at once; vectors go back per document."""
         per_doc = [pickle.loads(b) for b in batch["chunks"]]
         flat = [c for chunks in per_doc for c in chunks]
-        vectors = _encode(self.model, flat)
-        out, at = [], 0
-        for chunks in per_doc:
-            n = sum(c.kind == "chunk" for c in chunks)
-            out.append(vectors[at:at + n].tobytes())
-            at += n
+        out = [v.tobytes() for v in _split(_encode(self.model, flat), per_doc)]
         return {"doc": batch["doc"], "chunks": batch["chunks"], "vectors": np.array(out, dtype=object)}
 
 
@@ -342,13 +402,12 @@ class _WriteStage:
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         """Upsert the batch's documents; one summary row (counts) per batch."""
         docs = [pickle.loads(b) for b in batch["doc"]]
-        chunks = [c for b in batch["chunks"] for c in pickle.loads(b)]
-        parts = [np.frombuffer(b, dtype=np.float32).reshape(-1, self.dim) for b in batch["vectors"]]
-        vectors = np.vstack(parts) if parts else np.zeros((0, self.dim), np.float32)
-        written = int(self.index.write(docs, chunks, vectors)) if docs else 0
-        return {"documents": np.array([len(docs)]), "chunks": np.array([len(vectors)]),
-                "sections": np.array([sum(c.kind == "section" for c in chunks)]),
-                "rows": np.array([written])}
+        chunks = [pickle.loads(b) for b in batch["chunks"]]
+        vectors = [np.frombuffer(b, dtype=np.float32).reshape(-1, self.dim) for b in batch["vectors"]]
+        done = _write_batch(self.index, docs, chunks, vectors) if docs else _Written()
+        return {"documents": np.array([done.documents]), "chunks": np.array([done.chunks]),
+                "sections": np.array([done.sections]), "rows": np.array([done.rows]),
+                "skipped": np.array([pickle.dumps(done.skipped, protocol=5)], dtype=object)}
 
 
 # ------------------------------------------------------------------ Ray driver
@@ -358,10 +417,10 @@ def _start_ray(address: str | None, actors: int) -> tuple[bool, str]:
     """Connect to Ray; returns ``(started_here, address_label)``. Quiet: no dashboard, no worker logs."""
     import ray
 
-    if address is None and ray.is_initialized():
-        return False, "local (already running)"
+    if ray.is_initialized():  # started or connected by this process: use it, leave it running
+        return False, address or "local (already running)"
     kwargs: dict[str, Any] = {"include_dashboard": False, "log_to_driver": False,
-                              "logging_level": logging.WARNING, "ignore_reinit_error": True}
+                              "logging_level": logging.WARNING}
     if address is None:
         # logical CPUs: one per embed actor, one for the read, chunk and write stages
         ray.init(num_cpus=actors + 1, **kwargs)
@@ -375,7 +434,7 @@ def _start_ray(address: str | None, actors: int) -> tuple[bool, str]:
     return True, address
 
 
-def _quiet_ray_data(progress: bool) -> None:
+def _quiet_ray_data() -> None:
     import ray.data
 
     ctx = ray.data.DataContext.get_current()
@@ -444,8 +503,13 @@ def ingest_ray(source: str | Path, config: MilvusConfig, *, settings: IndexSetti
                               "'ray[data]'`)", field="ray") from None
     started, report.ray_address = _start_ray(address, actors)
     try:
-        _quiet_ray_data(progress)
+        _quiet_ray_data()
         _run_pipeline(ray, root, files, config, settings, embedder, report, batch_size, actors, progress)
+    except Exception as exc:
+        cause = _ragkit_cause(exc)  # a worker's RagkitError arrives wrapped in Ray's errors
+        if cause is None:
+            raise
+        raise cause from None
     finally:
         if started:
             ray.shutdown()
@@ -482,20 +546,17 @@ def _run_pipeline(ray: Any, root: Path, files: list[Path], config: MilvusConfig,
     chunked = loaded.map_batches(_chunk_stage, batch_size=batch_size, num_cpus=0.5,
                                  fn_kwargs={"chunker": settings.chunker, "drop": frozenset(drop)})
     embedded = chunked.map_batches(_EmbedStage, fn_constructor_kwargs={
-        "name": settings.embedder, "identity": (embedder.name, embedder.version)},
+        "name": embedder.name, "identity": (embedder.name, embedder.version)},
         batch_size=batch_size, compute=ray.data.ActorPoolStrategy(size=actors), num_cpus=1)
     written = embedded.map_batches(_WriteStage, fn_constructor_kwargs={"config": config,
                                                                        "dim": int(embedder.dim)},
                                    batch_size=batch_size, compute=ray.data.ActorPoolStrategy(size=1),
                                    num_cpus=0.25)
     bar = _bar(total, "ingesting (ray)", progress)
-    for summary in _iter_summaries(written):
-        report.documents += summary["documents"]
-        report.chunks += summary["chunks"]
-        report.sections += summary["sections"]
-        report.rows_written += summary["rows"]
+    for done in _iter_summaries(written):
+        done.add_to(report)
         if bar is not None:
-            bar.update(summary["documents"])
+            bar.update(done.documents + len(done.skipped))
     if bar is not None:
         bar.close()
     from ragkit.milvus import MilvusIndex
@@ -503,8 +564,24 @@ def _run_pipeline(ray: Any, root: Path, files: list[Path], config: MilvusConfig,
     MilvusIndex.open(config).flush()
 
 
-def _iter_summaries(written: Any) -> Iterator[dict[str, int]]:
+def _ragkit_cause(exc: BaseException) -> RagkitError | None:
+    """The first :class:`~ragkit.errors.RagkitError` in ``exc``'s chain (Ray wraps workers' errors)."""
+    seen: set[int] = set()
+    todo: list[BaseException | None] = [exc]
+    while todo:
+        cur = todo.pop()
+        if cur is None or id(cur) in seen:
+            continue
+        seen.add(id(cur))
+        if isinstance(cur, RagkitError) and type(cur).__module__.startswith("ragkit."):
+            return cur  # the worker's own error, not Ray's wrapper class that also derives from it
+        todo += [getattr(cur, "cause", None), cur.__cause__, cur.__context__]
+    return None
+
+
+def _iter_summaries(written: Any) -> Iterator[_Written]:
     for batch in written.iter_batches(batch_format="numpy", batch_size=None):
         for i in range(len(batch["documents"])):
-            yield {k: int(batch[k][i]) for k in ("documents", "chunks", "sections", "rows")}
+            yield _Written(int(batch["documents"][i]), int(batch["chunks"][i]), int(batch["sections"][i]),
+                           int(batch["rows"][i]), pickle.loads(batch["skipped"][i]))
 
