@@ -141,8 +141,15 @@ class MilvusConfig:
         # query_iterator warns on every call that milvus-lite has no mvccTs; it is harmless
         logging.getLogger("pymilvus.orm.iterator").setLevel(logging.ERROR)
         uri = self.uri
-        if "://" not in uri:  # a local file: embedded milvus-lite
+        if "://" not in uri:  # a local file: embedded milvus-lite, started by pymilvus
             uri = str(Path(uri).expanduser().resolve())
+            try:
+                import milvus_lite  # noqa: F401
+            except ImportError as exc:
+                raise IndexStateError(
+                    f"a local Milvus file ({uri}) needs milvus-lite 2.5.x and, for its import, setuptools "
+                    f"< 81 ({exc}); pip install 'ragkit[scale]', or start a server with "
+                    "ragkit.milvus.start_local(dir) and use its http:// uri") from None
         return MilvusClient(uri=uri, token=self.token, timeout=60)
 
 
