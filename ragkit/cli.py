@@ -65,9 +65,10 @@ def index_cmd(
     """Build an index of FOLDER, or update it (only new and changed documents are encoded).
 
     With --backend milvus, FOLDER is chunked, embedded and upserted by document into a Milvus
-    collection instead (in this process, or with --ray on a local or remote Ray cluster).
+    collection instead (in this process, or with --ray on a local or remote Ray cluster);
+    --rebuild then drops and re-creates the collection.
     """
-    if backend != "memory" or use_ray or ray_address or collection:
+    if backend != "memory" or use_ray or ray_address or collection or ray_actors != 1:
         _index_milvus(folder, out=out, rebuild=rebuild, strict=strict, chunker=chunker,
                       max_tokens=max_tokens, quiet=quiet, backend=backend, uri=milvus_uri,
                       token=milvus_token, collection=collection, use_ray=use_ray,
@@ -90,10 +91,11 @@ def _index_milvus(folder: Path, *, out: Path | None, rebuild: bool, strict: bool
     if backend not in ("memory", "milvus"):
         problem = f"--backend {backend!r} is not a backend; use memory or milvus"
     elif backend == "memory":
-        flag = "--ray" if use_ray else "--ray-address" if ray_address else "--collection"
+        flag = "--ray" if use_ray else "--ray-address" if ray_address else "--collection" if collection \
+            else "--ray-actors"
         problem = f"{flag} needs --backend milvus (the memory backend writes an index folder: --out)"
-    elif ray_address and not use_ray:
-        problem = "--ray-address needs --ray"
+    elif (ray_address or actors != 1) and not use_ray:
+        problem = f"{'--ray-address' if ray_address else '--ray-actors'} needs --ray"
     elif out is not None:
         problem = "--out is for the memory backend; --backend milvus writes to --collection at --milvus-uri"
     elif not uri:

@@ -145,6 +145,11 @@ def test_ray_needs_a_server_uri(corpus, tmp_path):
     (["--backend", "milvus", "--milvus-uri", "http://127.0.0.1:1", "--out", "idx"],
      "--out is for the memory"),
     (["--backend", "elastic"], "not a backend"),
+    (["--backend", "milvus", "--milvus-uri", "http://127.0.0.1:1", "--ray-actors", "2"],
+     "--ray-actors needs --ray"),
+    (["--backend", "milvus", "--milvus-uri", "./local.db", "--ray"], "is a local file"),
+    (["--backend", "milvus", "--milvus-uri", "http://127.0.0.1:1", "--ray", "--ray-actors", "0"],
+     "actors=0: must be a whole number >= 1"),
 ])
 def test_index_rejects_bad_backend_combinations(corpus, args, message):
     from typer.testing import CliRunner
