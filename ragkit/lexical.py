@@ -446,7 +446,8 @@ class SegmentedBM25:
         self._cached = 0
         self._cache_lock = threading.Lock()
 
-    #: Postings whose per-term weights one snapshot keeps (8 bytes each, ~256 MB); see :meth:`_term`.
+    #: Postings whose per-term weights one snapshot keeps (4 bytes each, 12 in a segment after the first;
+    #: at most 128-384 MB); see :meth:`_term`.
     CACHE_POSTINGS = 32_000_000
 
     def _length_norm(self, s: int) -> np.ndarray:

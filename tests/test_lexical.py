@@ -340,3 +340,26 @@ def test_postings_merge_keeps_counts_and_scores():
     for query in ["settlement", "acme-9 ledger E-4471", "cutoff"]:
         assert np.allclose(one.scores(query), seg.scores(query)[np.array(live)], atol=1e-9)
     assert merged.column("ledger")[1].tolist() == [2.0]
+
+
+def test_segmented_bm25_warm_cache_scores_equal_cold_and_respect_masks():
+    live = [True, False, True, True, True, False, False, True]
+    _, seg = _segmented(live)
+    mask = np.array([True, True, False, True, True, True, True, True])
+    for query in ["settlement", "acme-9 ledger settlement", "EUR EUR cutoff"]:
+        seg.clear_cache()
+        cold = seg.scores(query), seg.search(query, 5, mask)
+        warm = seg.scores(query), seg.search(query, 5, mask)  # the term weights now come from the cache
+        assert np.array_equal(cold[0], warm[0]) and cold[1] == warm[1]
+        assert all(live[r] and mask[r] for r in warm[1].ids)
+
+
+def test_postings_from_a_generator_in_small_batches_equal_one_batch():
+    from ragkit.lexical import Postings, tokenize
+
+    rows = [tokenize(t) for s in SEGMENT_TEXTS for t in s]
+    one = Postings.from_tokens(rows)
+    streamed = Postings.from_tokens((r for r in rows), batch=3)
+    assert streamed.vocab == one.vocab and streamed.lengths.tolist() == one.lengths.tolist()
+    for term in one.vocab:
+        assert [a.tolist() for a in streamed.column(term)] == [a.tolist() for a in one.column(term)]
