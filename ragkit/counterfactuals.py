@@ -54,7 +54,7 @@ from ragkit.records import GLOBAL_TENANT, Document, Envelope
 from ragkit.scope import Scope
 
 __all__ = ["COUNTERFACTUALS", "TEMPORAL_REASONS", "IndexView", "CounterfactualResult", "Counterfactuals",
-           "run_counterfactuals"]
+           "CounterfactualSetup", "counterfactual_case", "run_counterfactuals"]
 
 COUNTERFACTUALS = ("remove_source", "insert_rejected", "swap_dates", "change_tenant")
 #: Rejection reasons that make a source a temporal competitor for ``swap_dates``.
@@ -74,10 +74,12 @@ class IndexView:
         hidden: doc ids no caller may see (absent from ``documents``, masked from every search).
         envelopes: doc id -> replacement envelope (same doc id).
         pinned: a row put at rank 1 of both first-stage lists whenever the caller may see it.
+        doc_rows: each document's rows, when already known (saves a scan of every row).
     """
 
     def __init__(self, index: Any, *, hidden: Iterable[str] = (),
-                 envelopes: Mapping[str, Envelope] | None = None, pinned: int | None = None):
+                 envelopes: Mapping[str, Envelope] | None = None, pinned: int | None = None,
+                 doc_rows: Mapping[str, list[int]] | None = None):
         self.base = index.snapshot() if hasattr(index, "snapshot") else index
         self.hidden = frozenset(hidden)
         self.envelopes = dict(envelopes or {})
@@ -93,9 +95,13 @@ class IndexView:
         self.sections = {k: c for k, c in self.base.sections.items() if c.doc_id not in self.hidden}
         self.rows = self.base.rows
         self._doc_rows: dict[str, list[int]] = defaultdict(list)
-        for i, c in enumerate(self.rows):
-            if c.doc_id in self.hidden or c.doc_id in self.envelopes:
-                self._doc_rows[c.doc_id].append(i)
+        touched = self.hidden | set(self.envelopes)
+        if doc_rows is not None:  # each document's rows, computed once (CounterfactualSetup)
+            self._doc_rows.update({d: list(doc_rows.get(d, [])) for d in touched})
+        elif touched:
+            for i, c in enumerate(self.rows):
+                if c.doc_id in touched:
+                    self._doc_rows[c.doc_id].append(i)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.base, name)
@@ -151,7 +157,12 @@ class _PinnedReranker:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 
-    def score(self, query: str, passages: Sequence[str], **kwargs: Any) -> np.ndarray:
+    def score(self, query: str, passages: Sequence[str], *, batch_size: int | None = None,
+              max_length: int | None = None) -> np.ndarray:
+        # explicit keywords: ragkit.rerank passes max_length only to a score() that names it
+        kwargs: dict[str, Any] = {"batch_size": batch_size}
+        if max_length is not None and _takes(self.inner.score, "max_length"):
+            kwargs["max_length"] = max_length
         scores = np.asarray(self.inner.score(query, passages, **kwargs), dtype=np.float32).copy()
         for i, p in enumerate(passages):
             if p == self.passage:
@@ -180,6 +191,28 @@ class Counterfactuals:
 
     def __init__(self, results: Sequence[CounterfactualResult]):
         self.results = {r.name: r for r in results}
+
+    @classmethod
+    def from_outcomes(cls, outcomes: Iterable[tuple[str, str, str, dict[str, Any] | None, bool]], *,
+                      which: Sequence[str] = COUNTERFACTUALS, with_baseline: bool = False) -> Counterfactuals:
+        """Gather per-case outcomes ``(name, case id, outcome, failure, correct before)`` (the
+        :func:`counterfactual_case` tuple after the name), in the order given."""
+        results = {name: CounterfactualResult(name) for name in which}
+        before = dict.fromkeys(which, 0)
+        for name, _case, outcome, failure, correct in outcomes:
+            res = results[name]
+            if outcome == "skipped":
+                res.skipped += 1
+                continue
+            res.applicable += 1
+            before[name] += int(bool(correct))
+            if outcome == "passed":
+                res.passed += 1
+            else:
+                res.failures.append(dict(failure or {}))
+        for name, res in results.items():
+            res.baseline_correct = before[name] if with_baseline else None
+        return cls(list(results.values()))
 
     @property
     def tenant_leaks(self) -> int:
@@ -228,16 +261,6 @@ def _readable(case: Any, env: Envelope) -> bool:
     return bool(case.in_scope(env))
 
 
-def _row_of(index: Any, doc_id: str, anchor: str | None) -> int | None:
-    best = None
-    for i, c in enumerate(index.rows):
-        if c.doc_id == doc_id:
-            if anchor is None or c.anchor == anchor:
-                return i
-            best = i if best is None else best
-    return best
-
-
 def _competitor(case: Any, docs: Mapping[str, Document], reasons: Sequence[str] | None) -> Any:
     for r in case.reject:
         doc = docs.get(r.doc_id)
@@ -266,82 +289,117 @@ def run_counterfactuals(cases: Sequence[Any], index: Any, make_runner: Callable[
     """
     from tqdm.auto import tqdm
 
-    from ragkit.evaluation import search_traces
+    _check_which(which)
+    setup = CounterfactualSetup(index)
+    outcomes: list[tuple[str, str, str, dict[str, Any] | None, bool]] = []
+    for name in which:
+        for case in tqdm(cases, desc=f"counterfactual {name}", unit="case", disable=not progress,
+                         file=sys.stderr):
+            ok = baseline.get(case.id) if baseline is not None else None
+            outcomes.append((name, *counterfactual_case(name, case, setup, make_runner, ok)))
+    return Counterfactuals.from_outcomes(outcomes, which=which, with_baseline=baseline is not None)
 
+
+def _check_which(which: Sequence[str]) -> None:
     unknown = [w for w in which if w not in COUNTERFACTUALS]
     if unknown:
         raise ValidationError(f"unknown counterfactual(s) {unknown}; use {COUNTERFACTUALS}", field="which")
-    base = index.snapshot() if hasattr(index, "snapshot") else index
-    docs = base.documents
-    tenants = sorted({d.envelope.tenant for d in docs.values()} - {GLOBAL_TENANT})
-    out = []
-    for name in which:
-        res = CounterfactualResult(name)
-        correct_before = 0
-        for case in tqdm(cases, desc=f"counterfactual {name}", unit="case", disable=not progress,
-                         file=sys.stderr):
-            view, run_case, why = None, case, ""
-            if baseline is not None and name != "change_tenant" and not baseline.get(case.id):
-                res.skipped += 1
-                continue
-            if name == "remove_source":
-                if case.decisive is None or case.decisive.doc_id not in docs:
-                    res.skipped += 1
-                    continue
-                view = IndexView(base, hidden=[case.decisive.doc_id])
-            elif name == "insert_rejected":
-                rej = _competitor(case, docs, None) if case.answerable else None
-                row = _row_of(base, rej.doc_id, rej.anchor) if rej is not None else None
-                if rej is None or row is None:
-                    res.skipped += 1
-                    continue
-                view = IndexView(base, pinned=row)
-                why = rej.doc_id
-            elif name == "swap_dates":
-                rej = _competitor(case, docs, TEMPORAL_REASONS) if case.answerable else None
-                dec = docs.get(case.decisive.doc_id) if case.decisive is not None else None
-                if rej is None or dec is None or dec.envelope.effective_from is None or \
-                        docs[rej.doc_id].envelope.effective_from is None:
-                    res.skipped += 1
-                    continue
-                a, b = dec.envelope, docs[rej.doc_id].envelope
-                if (a.effective_from, a.effective_to) == (b.effective_from, b.effective_to):
-                    res.skipped += 1
-                    continue
-                swap = dataclasses.replace
-                view = IndexView(base, envelopes={
-                    a.doc_id: swap(a, effective_from=b.effective_from, effective_to=b.effective_to),
-                    b.doc_id: swap(b, effective_from=a.effective_from, effective_to=a.effective_to)})
-                why = f"{a.doc_id} <-> {b.doc_id}"
-            else:  # change_tenant
-                if case.caller.tenant in (GLOBAL_TENANT, "*"):
-                    res.skipped += 1
-                    continue
-                others = [t for t in tenants if t > case.caller.tenant] or \
-                    [t for t in tenants if t != case.caller.tenant] or [f"not-{case.caller.tenant}"]
-                caller = dataclasses.replace(case.caller, tenant=others[0])
-                run_case = dataclasses.replace(case, caller=caller)
-                view = IndexView(base)
-            res.applicable += 1
-            if baseline is not None and baseline.get(case.id):
-                correct_before += 1
-            try:
-                result = make_runner(view)(run_case)
-            except ScopeError as exc:  # a read-time check stopped an out-of-scope candidate: still a leak
-                res.failures.append({"case": case.id,
-                                     "why": f"an out-of-scope candidate reached a read: {exc}"})
-                continue
-            except Exception as exc:  # noqa: BLE001 - one broken case must not stop the run
-                res.failures.append({"case": case.id, "why": f"runner error: {type(exc).__name__}: {exc}"})
-                continue
-            verdict = _judge(name, case, result, search_traces, why)
-            if verdict is None:
-                res.passed += 1
-            else:
-                res.failures.append({"case": case.id, "why": verdict})
-        res.baseline_correct = correct_before if baseline is not None else None
-        out.append(res)
-    return Counterfactuals(out)
+
+
+class CounterfactualSetup:
+    """What every counterfactual of one index needs, computed once: its snapshot, documents,
+    tenants, and each document's rows (so that a case's view does not scan every row).
+
+    Args:
+        index: the index (or snapshot) the baseline ran on.
+    """
+
+    def __init__(self, index: Any):
+        self.base = index.snapshot() if hasattr(index, "snapshot") else index
+        self.docs: Mapping[str, Document] = self.base.documents
+        self.tenants = sorted({d.envelope.tenant for d in self.docs.values()} - {GLOBAL_TENANT})
+        rows: dict[str, list[int]] = defaultdict(list)
+        for i, c in enumerate(self.base.rows):
+            rows[c.doc_id].append(i)
+        self.doc_rows = dict(rows)
+
+    def view(self, **kwargs: Any) -> IndexView:
+        """An :class:`IndexView` of the base (keywords as for IndexView)."""
+        return IndexView(self.base, doc_rows=self.doc_rows, **kwargs)
+
+    def row_of(self, doc_id: str, anchor: str | None) -> int | None:
+        """The row of ``doc_id``'s section ``anchor`` (else its first row; None if it has none)."""
+        rows = self.doc_rows.get(doc_id, [])
+        if anchor is not None:
+            for i in rows:
+                if self.base.rows[i].anchor == anchor:
+                    return i
+        return rows[0] if rows else None
+
+
+def counterfactual_case(name: str, case: Any, setup: CounterfactualSetup,
+                        make_runner: Callable[[Any], Callable[[Any], Any]],
+                        correct_before: bool | None = None) -> tuple[str, str, dict[str, Any] | None, bool]:
+    """One counterfactual on one case: ``(case id, outcome, failure, applicable and correct before)``.
+
+    ``outcome`` is ``"skipped"`` (not applicable), ``"passed"`` or ``"failed"`` (then
+    ``failure`` is ``{"case", "why"}``). ``correct_before`` is the baseline's verdict on the
+    case (``None``: no baseline; ``False`` skips all but ``change_tenant``).
+    """
+    from ragkit.evaluation import search_traces
+
+    docs = setup.docs
+    view, run_case, why = None, case, ""
+    skipped = (case.id, "skipped", None, False)
+    if correct_before is False and name != "change_tenant":
+        return skipped
+    if name == "remove_source":
+        if case.decisive is None or case.decisive.doc_id not in docs:
+            return skipped
+        view = setup.view(hidden=[case.decisive.doc_id])
+    elif name == "insert_rejected":
+        rej = _competitor(case, docs, None) if case.answerable else None
+        row = setup.row_of(rej.doc_id, rej.anchor) if rej is not None else None
+        if rej is None or row is None:
+            return skipped
+        view = setup.view(pinned=row)
+        why = rej.doc_id
+    elif name == "swap_dates":
+        rej = _competitor(case, docs, TEMPORAL_REASONS) if case.answerable else None
+        dec = docs.get(case.decisive.doc_id) if case.decisive is not None else None
+        if rej is None or dec is None or dec.envelope.effective_from is None or \
+                docs[rej.doc_id].envelope.effective_from is None:
+            return skipped
+        a, b = dec.envelope, docs[rej.doc_id].envelope
+        if (a.effective_from, a.effective_to) == (b.effective_from, b.effective_to):
+            return skipped
+        swap = dataclasses.replace
+        view = setup.view(envelopes={
+            a.doc_id: swap(a, effective_from=b.effective_from, effective_to=b.effective_to),
+            b.doc_id: swap(b, effective_from=a.effective_from, effective_to=a.effective_to)})
+        why = f"{a.doc_id} <-> {b.doc_id}"
+    else:  # change_tenant
+        if case.caller.tenant in (GLOBAL_TENANT, "*"):
+            return skipped
+        tenants = setup.tenants
+        others = [t for t in tenants if t > case.caller.tenant] or \
+            [t for t in tenants if t != case.caller.tenant] or [f"not-{case.caller.tenant}"]
+        caller = dataclasses.replace(case.caller, tenant=others[0])
+        run_case = dataclasses.replace(case, caller=caller)
+        view = setup.view()
+    before = bool(correct_before)
+    try:
+        result = make_runner(view)(run_case)
+    except ScopeError as exc:  # a read-time check stopped an out-of-scope candidate: still a leak
+        why = f"an out-of-scope candidate reached a read: {exc}"
+        return case.id, "failed", {"case": case.id, "why": why}, before
+    except Exception as exc:  # noqa: BLE001 - one broken case must not stop the run
+        why = f"runner error: {type(exc).__name__}: {exc}"
+        return case.id, "failed", {"case": case.id, "why": why}, before
+    verdict = _judge(name, case, result, search_traces, why)
+    if verdict is None:
+        return case.id, "passed", None, before
+    return case.id, "failed", {"case": case.id, "why": verdict}, before
 
 
 def _judge(name: str, case: Any, result: Any, search_traces: Callable[[Any], Any], why: str) -> str | None:
@@ -375,3 +433,14 @@ def _judge(name: str, case: Any, result: Any, search_traces: Callable[[Any], Any
     if leaked:
         return f"{len(leaked)} candidate(s) of tenant {original!r} seen: {', '.join(leaked[:5])}"
     return None
+
+
+def _takes(fn: Any, name: str) -> bool:
+    """Whether ``fn`` accepts the keyword ``name`` (a custom reranker may not offer max_length)."""
+    import inspect
+
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+    return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())

@@ -46,7 +46,7 @@ from ragkit.scope import Filters, Scope
 
 __all__ = ["RETRIEVERS", "BOUNDARIES", "snapshot_filters", "candidate_recall", "section_key",
            "search_traces", "asserted", "answer_correct", "unverifiable_citation", "failure_kind",
-           "score_case", "evaluate", "agent_runner", "RecordingFunnel"]
+           "score_case", "evaluate", "agent_runner", "RecordingFunnel", "SharedScores"]
 
 RETRIEVERS = ("bm25", "dense", "rrf")
 
@@ -412,24 +412,156 @@ def evaluate(cases: Sequence[Any], runner: Callable[[Any], Any], *, progress: bo
     return report
 
 
+class SharedScores:
+    """A reranker proxy whose scores are shared by every run in a process, with honest timings.
+
+    Scores are cached by ``(reranker, version, length, query, sha1(passage))`` (the key of
+    :class:`ragkit.models.ScoreCache`), so the pipeline's search is not scored again as the
+    hybrid's first search, nor in the counterfactual runs of the same case. The bundled
+    cross-encoder scores every pair alone, so a cached score is the score the pair would get
+    again: results do not depend on what was cached.
+
+    What a run *measures* must not depend on it either: every entry keeps the milliseconds it
+    cost to compute (score and token count), and a hit on an entry another run computed is
+    *replayed*: its cost is added to :attr:`replayed_ms`, which :func:`agent_runner` adds back
+    to the step, the trace and the task's seconds. A run's timings are therefore those of a
+    run with a cold cache (hits on pairs the same run scored earlier stay free).
+
+    Args:
+        inner: the reranker (:class:`ragkit.models.Reranker` or one with its interface).
+    """
+
+    def __init__(self, inner: Any):
+        self.inner = inner
+        self.run = 0
+        self.replayed_ms = 0.0
+        self.hits = 0
+        self.misses = 0
+        self._scores: dict[tuple[Any, ...], tuple[float, float, int]] = {}
+        self._units: dict[tuple[Any, ...], tuple[int, float, int]] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def new_run(self) -> None:
+        """Start a new run: hits on entries computed before now are replayed."""
+        self.run += 1
+
+    def _key(self, query: str, passage: str, length: int | None) -> tuple[Any, ...]:
+        from ragkit.models import ScoreCache
+
+        return (getattr(self.inner, "name", type(self.inner).__name__), getattr(self.inner, "version", ""),
+                int(length or getattr(self.inner, "max_length", 0) or 0), query, ScoreCache.digest(passage))
+
+    def _lookup(self, table: dict[tuple[Any, ...], Any], keys: list[tuple[Any, ...]]) -> list[Any]:
+        out = []
+        for k in keys:
+            entry = table.get(k)
+            if entry is not None:
+                self.hits += 1
+                if entry[2] != self.run:
+                    self.replayed_ms += entry[1]
+            out.append(entry)
+        return out
+
+    def score(self, query: str, passages: Sequence[str], *, batch_size: int | None = None,
+              max_length: int | None = None) -> Any:
+        """The inner reranker's scores, computing only the pairs not seen before."""
+        import numpy as np
+
+        passages = list(passages)
+        kwargs: dict[str, Any] = {"batch_size": batch_size}
+        if max_length is not None and _takes(self.inner.score, "max_length"):
+            kwargs["max_length"] = max_length
+        keys = [self._key(query, p, max_length) for p in passages]
+        known = self._lookup(self._scores, keys)
+        todo = [i for i, v in enumerate(known) if v is None]
+        if todo:
+            self.misses += len(todo)
+            t = time.perf_counter()
+            fresh = self.inner.score(query, [passages[i] for i in todo], **kwargs)
+            each = (time.perf_counter() - t) * 1000 / len(todo)
+            for i, value in zip(todo, fresh, strict=True):
+                self._scores[keys[i]] = known[i] = (float(value), each, self.run)
+        return np.asarray([v[0] for v in known], dtype=np.float32)
+
+    def count_pair_tokens(self, query: str, passages: Sequence[str], *,
+                          max_length: int | None = None) -> list[int]:
+        """The inner reranker's pair token counts, counting only the pairs not seen before."""
+        passages = list(passages)
+        kwargs = {"max_length": max_length} if max_length is not None and \
+            _takes(self.inner.count_pair_tokens, "max_length") else {}
+        keys = [self._key(query, p, max_length) for p in passages]
+        known = self._lookup(self._units, keys)
+        todo = [i for i, v in enumerate(known) if v is None]
+        if todo:
+            t = time.perf_counter()
+            fresh = self.inner.count_pair_tokens(query, [passages[i] for i in todo], **kwargs)
+            each = (time.perf_counter() - t) * 1000 / len(todo)
+            for i, value in zip(todo, fresh, strict=True):
+                self._units[keys[i]] = known[i] = (int(value), each, self.run)
+        return [int(v[0]) for v in known]
+
+
 class RecordingFunnel:
     """A :class:`~ragkit.funnel.Funnel` proxy that keeps the full trace of every search.
 
     Args:
         funnel: the funnel to delegate to.
+        meter: the :class:`SharedScores` its reranker draws from, if any: the milliseconds
+            it replays during a search are added to that search's rerank timing.
     """
 
-    def __init__(self, funnel: Any):
+    def __init__(self, funnel: Any, meter: SharedScores | None = None):
         self._funnel = funnel
+        self._meter = meter
         self.traces: list[Any] = []
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._funnel, name)
 
     def search(self, query: str, **kwargs: Any) -> Any:
+        before = self._meter.replayed_ms if self._meter is not None else 0.0
         result = self._funnel.search(query, **kwargs)
+        replayed = (self._meter.replayed_ms - before) if self._meter is not None else 0.0
+        if replayed:
+            timings = result.trace.timings_ms
+            timings["rerank"] = timings.get("rerank", 0.0) + replayed
+            timings["total"] = timings.get("total", 0.0) + replayed
         self.traces.append(result.trace)
         return result
+
+
+class _MeteredToolbox:
+    """A Toolbox proxy noting, per tool call, the reranker milliseconds replayed during it."""
+
+    def __init__(self, box: Any, meter: SharedScores):
+        self._box, self._meter = box, meter
+        self.replayed: list[float] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._box, name)
+
+    def call(self, name: str, arguments: Any) -> Any:
+        before = self._meter.replayed_ms
+        try:
+            return self._box.call(name, arguments)
+        finally:
+            self.replayed.append(self._meter.replayed_ms - before)
+
+
+def _add_replayed(result: Any, replayed: list[float]) -> None:
+    """Add each tool call's replayed reranker time to its step and to the task's seconds."""
+    total = sum(replayed)
+    if not total:
+        return
+    tools = ("search", "fetch", "related")
+    steps = [s for s in (getattr(result, "steps", None) or [])
+             if getattr(s, "refused", None) is None and getattr(s, "action", "") in tools]
+    if len(steps) == len(replayed):
+        for step, ms in zip(steps, replayed, strict=True):
+            step.ms += ms
+    result.seconds = float(result.seconds) + total / 1000
 
 
 def agent_runner(index: Any, placement: str = "pipeline", *, funnel_settings: Any = None,
@@ -440,23 +572,31 @@ def agent_runner(index: Any, placement: str = "pipeline", *, funnel_settings: An
     Each case gets a :class:`~ragkit.tools.Toolbox` bound to its caller (tenant and groups)
     and its snapshot (documents published by ``as_of``); the full trace of every funnel
     call is recorded on the result as ``result.traces``. One reranker is shared by all
-    cases.
+    cases; pass a :class:`SharedScores` to share scores between runners (placements,
+    counterfactual views) with each run timed as if its cache were cold.
     """
     from ragkit.agent import Agent
     from ragkit.funnel import Funnel
     from ragkit.models import get_reranker
     from ragkit.tools import Toolbox
 
+    meter = reranker if isinstance(reranker, SharedScores) else None
     shared = reranker if reranker is not None else get_reranker()
     shared = getattr(index, "wrap_reranker", lambda r: r)(shared)
 
     def run(case: Any) -> Any:
-        funnel = RecordingFunnel(Funnel(index, funnel_settings, reranker=shared))
+        if meter is not None:
+            meter.new_run()
+        funnel = RecordingFunnel(Funnel(index, funnel_settings, reranker=shared), meter)
         scope = Scope(case.caller.tenant, case.caller.groups)
-        box = Toolbox(index, scope, funnel=funnel, settings=tool_settings,
-                      filters=snapshot_filters(case.as_of))
+        box: Any = Toolbox(index, scope, funnel=funnel, settings=tool_settings,
+                           filters=snapshot_filters(case.as_of))
+        if meter is not None:
+            box = _MeteredToolbox(box, meter)
         agent = Agent(box, policy, placement=placement, max_searches=max_searches)
         result: Any = agent.run(case.task, as_of=case.as_of)
+        if meter is not None:
+            _add_replayed(result, box.replayed)
         try:
             result.traces = funnel.traces
         except AttributeError:
@@ -464,3 +604,173 @@ def agent_runner(index: Any, placement: str = "pipeline", *, funnel_settings: An
         return result
 
     return run
+
+
+def _takes(fn: Any, name: str) -> bool:
+    """Whether ``fn`` accepts the keyword ``name`` (a custom reranker may not offer max_length)."""
+    import inspect
+
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+    return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+
+
+# ------------------------------------------------------------------ the full run, on every core
+
+#: The parts of :func:`evaluate_full`'s work whose CPU and wall seconds it reports.
+PARTS = ("run", "score", "counterfactuals")
+
+
+def evaluate_full(cases: Sequence[Any], load_index: Callable[[], Any], *,
+                  placements: Sequence[str] = ("pipeline", "hybrid"), counterfactuals: bool = True,
+                  cf_cases: Iterable[str] | None = None, workers: int = 1, progress: bool = True,
+                  deliver: int | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Every placement over every case, with counterfactuals, on ``workers`` processes.
+
+    Each case is one job: its runs at every placement, their scores, then the counterfactual
+    runs of each placement (:func:`ragkit.counterfactuals.counterfactual_case`), all in one
+    process sharing one :class:`SharedScores` reranker, so a pair scored once (the pipeline's
+    search, which is the hybrid's first; the same query over a counterfactual view) is not
+    scored again, while each run is still timed as with a cold cache. Jobs go to ``workers``
+    processes (each single-threaded: ``OMP_NUM_THREADS=1``, ``RAGKIT_WORKERS=1``) as they
+    free up, and results are merged in case order, so the reports do not depend on the
+    number of workers or on which worker ran which case (timings aside).
+
+    Args:
+        cases: evidence cases.
+        load_index: a picklable callable returning the index (called once per process), e.g.
+            ``functools.partial(ragkit.course.course_index, progress=False)``.
+        placements: the agent placements to evaluate.
+        counterfactuals: run the four counterfactual tests.
+        cf_cases: ids of the cases to run counterfactuals on (default: every case).
+        workers: processes (1: run here, in this process).
+        progress: a tqdm bar on stderr.
+        deliver: as for :func:`evaluate`.
+
+    Returns:
+        ``(reports, timings)``: a :class:`ragkit.report.Report` per placement (with
+        ``economics`` and, if run, ``counterfactuals``), and per placement and part
+        (:data:`PARTS`) the CPU and wall seconds summed over jobs, plus ``wall_s`` and ``workers``.
+    """
+    from tqdm.auto import tqdm
+
+    from ragkit.counterfactuals import COUNTERFACTUALS, Counterfactuals
+    from ragkit.economics import trace_economics
+    from ragkit.report import Report
+
+    if workers < 1:
+        raise ValueError(f"workers={workers}: use 1 or more processes")
+    from ragkit.agent import PLACEMENTS
+
+    bad = [p for p in placements if p not in PLACEMENTS]
+    if bad:
+        from ragkit.errors import ValidationError
+
+        raise ValidationError(f"unknown placement(s) {bad}; use {list(PLACEMENTS)}", field="placements")
+    cases = list(cases)
+    cf = set(cf_cases) if cf_cases is not None else {c.id for c in cases}
+    jobs = [(i, bool(counterfactuals and c.id in cf)) for i, c in enumerate(cases)]
+    config = {"placements": list(placements), "deliver": deliver}
+    t0 = time.perf_counter()
+    done: dict[int, dict[str, Any]] = {}
+    bar = tqdm(total=len(jobs), desc="eval " + "+".join(placements), unit="case", disable=not progress,
+               file=sys.stderr)
+    if workers == 1:
+        _init_worker(load_index, cases, config, single=True)
+        for job in jobs:
+            done[job[0]] = _case_job(job)
+            bar.update()
+    else:
+        import multiprocessing as mp
+
+        ctx = mp.get_context("spawn")  # a clean interpreter: no OpenMP or ONNX threads forked
+        with ctx.Pool(workers, initializer=_init_worker, initargs=(load_index, cases, config)) as pool:
+            for out in pool.imap_unordered(_case_job, jobs, chunksize=1):
+                done[out["i"]] = out
+                bar.update()
+    bar.close()
+    ordered = [done[i] for i in range(len(cases))]
+    reports: dict[str, Any] = {}
+    timings: dict[str, Any] = {"workers": workers, "wall_s": time.perf_counter() - t0}
+    for p in placements:
+        results = {cases[o["i"]].id: o["results"][p] for o in ordered}
+        report = Report([o["rows"][p] for o in ordered], cases=cases, results=results, placement=p)
+        report.economics = trace_economics(cases, results)
+        if counterfactuals:
+            outcomes = [(name, *rest) for name in COUNTERFACTUALS for o in ordered
+                        for (n, *rest) in o["cf"].get(p, []) if n == name]
+            report.counterfactuals = Counterfactuals.from_outcomes(outcomes, with_baseline=True)
+        reports[p] = report
+        timings[p] = {part: {k: sum(o["time"][p][part][k] for o in ordered) for k in ("cpu_s", "wall_s")}
+                      for part in PARTS}
+    timings["cf_cases"] = sum(1 for _, run_cf in jobs if run_cf)
+    return reports, timings
+
+
+_WORKER: dict[str, Any] = {}
+
+
+def _init_worker(load_index: Callable[[], Any], cases: Sequence[Any], config: Mapping[str, Any],
+                 single: bool = False) -> None:
+    """Load the index and the reranker once per process (the pool's initializer)."""
+    import os
+
+    if not single:
+        os.environ["OMP_NUM_THREADS"] = "1"
+        os.environ["RAGKIT_WORKERS"] = "1"  # one ONNX run at a time: the processes share the cores
+    from ragkit.counterfactuals import CounterfactualSetup
+    from ragkit.models import get_reranker
+
+    index = load_index()
+    _WORKER.update(index=index, cases=list(cases), config=dict(config),
+                   meter=SharedScores(get_reranker()), setup=CounterfactualSetup(index))
+
+
+def _case_job(job: tuple[int, bool]) -> dict[str, Any]:
+    """One case: every placement, its scores and (if asked) its counterfactuals."""
+    from ragkit.counterfactuals import COUNTERFACTUALS, counterfactual_case
+
+    i, run_cf = job
+    w = _WORKER
+    case, meter, config = w["cases"][i], w["meter"], w["config"]
+    out: dict[str, Any] = {"i": i, "rows": {}, "results": {}, "cf": {}, "time": {}}
+    for p in config["placements"]:
+        clock = {part: {"cpu_s": 0.0, "wall_s": 0.0} for part in PARTS}
+        runner = agent_runner(w["index"], p, reranker=meter)
+        t = time.perf_counter()
+        try:
+            result = _timed(clock["run"], runner, case)
+        except Exception as exc:  # noqa: BLE001 - a broken case must not stop the run
+            result = {"abstained": True, "answer": "", "value": None, "steps": [], "searches": 0,
+                      "seconds": time.perf_counter() - t, "error": f"{type(exc).__name__}: {exc}"}
+        row = _timed(clock["score"], score_case, case, result, deliver=config["deliver"])
+        out["rows"][p], out["results"][p] = row, result
+        if run_cf:
+            make = _ViewRunner(p, meter)
+            out["cf"][p] = [(name, *_timed(clock["counterfactuals"], counterfactual_case, name, case,
+                                           w["setup"], make, bool(row["correct"])))
+                            for name in COUNTERFACTUALS]
+        out["time"][p] = clock
+    return out
+
+
+class _ViewRunner:
+    """``make_runner(view)`` for the counterfactuals: the agent at a placement over the view."""
+
+    def __init__(self, placement: str, meter: SharedScores):
+        self.placement, self.meter = placement, meter
+
+    def __call__(self, view: Any) -> Callable[[Any], Any]:
+        return agent_runner(view, self.placement, reranker=self.meter)
+
+
+def _timed(clock: dict[str, float], fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``fn(*args, **kwargs)``, adding its CPU and wall seconds to ``clock``."""
+    c, t = time.process_time(), time.perf_counter()
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        clock["cpu_s"] += time.process_time() - c
+        clock["wall_s"] += time.perf_counter() - t

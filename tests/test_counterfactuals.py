@@ -160,3 +160,37 @@ def test_judges():
     why = _judge("change_tenant", case, leak, search_traces, "")
     assert why.startswith("1 candidate(s) of tenant 'acme'")
     assert _judge("change_tenant", case, {"traces": []}, search_traces, "") is None
+
+
+def test_outcomes_gather_in_order_with_the_baseline_count():
+    from ragkit.counterfactuals import Counterfactuals
+
+    cf = Counterfactuals.from_outcomes([
+        ("remove_source", "a", "passed", None, True),
+        ("remove_source", "b", "failed", {"case": "b", "why": "still asserted"}, True),
+        ("remove_source", "c", "skipped", None, False),
+        ("change_tenant", "a", "failed", {"case": "a", "why": "1 candidate(s) of tenant 'acme'"}, False),
+    ], with_baseline=True)
+    r = cf.results["remove_source"]
+    assert (r.applicable, r.passed, r.skipped, r.baseline_correct) == (2, 1, 1, 2)
+    assert [f["case"] for f in r.failures] == ["b"] and cf.tenant_leaks == 1
+    assert cf.results["swap_dates"].applicable == 0 and list(cf.results) == list(
+        ("remove_source", "insert_rejected", "swap_dates", "change_tenant"))
+
+
+def test_a_pinned_view_keeps_the_pair_length():
+    from ragkit.counterfactuals import _PinnedReranker
+    from ragkit.rerank import rerank
+
+    seen = []
+
+    class Inner:
+        def score(self, query, passages, *, batch_size=None, max_length=None):
+            seen.append(max_length)
+            return np.zeros(len(passages))
+
+        def count_pair_tokens(self, query, passages, *, max_length=None):
+            return [1] * len(passages)
+
+    out = rerank("q", ["x", "pinned"], _PinnedReranker(Inner(), "pinned"), max_length=128)
+    assert seen == [128] and out.scores[1] > out.scores[0]

@@ -363,3 +363,73 @@ def test_lenient_loader_keeps_valid_cases_and_names_each_bad_line(tmp_path):
     assert [c.id for c in cases] == ["eur", "gbp"]
     assert [(e.where.rsplit(":", 1)[1], e.field) for e in errors] == [("2", "caller"), ("4", "(line)"),
                                                                        ("5", "id")]
+
+
+# ---------------------------------------------------------------- shared reranker scores
+
+
+class _Counting:
+    """A deterministic stand-in reranker that counts the pairs it scores."""
+
+    name, version, max_length = "fake", "1", 256
+
+    def __init__(self):
+        self.pairs, self.lengths = 0, []
+
+    def score(self, query, passages, *, batch_size=None, max_length=None):
+        self.pairs += len(passages)
+        self.lengths.append(max_length)
+        return [float(len(p) % 7) + len(query) / 100 for p in passages]
+
+    def count_pair_tokens(self, query, passages, *, max_length=None):
+        return [min(max_length or 256, len(query) + len(p)) for p in passages]
+
+
+def test_shared_scores_score_each_pair_once_and_replay_its_cost():
+    from ragkit.evaluation import SharedScores
+    from ragkit.rerank import rerank
+
+    inner = _Counting()
+    shared = SharedScores(inner)
+    shared.new_run()
+    first = rerank("q", ["a", "bb", "ccc"], shared, max_length=128)
+    assert inner.pairs == 3 and inner.lengths == [128]            # the funnel's pair length reaches it
+    shared.score("q", ["a", "bb"], max_length=128)
+    assert inner.pairs == 3 and shared.replayed_ms == 0.0       # a repeat inside one run is free
+    shared.new_run()
+    again = rerank("q", ["ccc", "a", "dddd"], shared, max_length=128)
+    assert inner.pairs == 4                                      # only the new pair is scored
+    assert shared.replayed_ms > 0.0                              # the others are charged what they cost
+    plain = rerank("q", ["ccc", "a", "dddd"], _Counting(), max_length=128)
+    assert again.scores.tolist() == plain.scores.tolist() and again.token_units == plain.token_units
+    fresh = rerank("q", ["a", "bb", "ccc"], _Counting(), max_length=128)
+    assert first.scores.tolist() == fresh.scores.tolist()
+    shared.score("q", ["a"], max_length=256)                     # another pair length is another pair
+    assert inner.pairs == 5
+
+
+@pytest.mark.slow
+def test_evaluate_full_on_two_processes_equals_the_plain_serial_path():
+    import functools
+
+    from ragkit.counterfactuals import run_counterfactuals
+    from ragkit.course import course_index
+    from ragkit.evaluation import agent_runner, evaluate_full
+    from ragkit.models import get_reranker
+
+    cases = load_cases(ROOT / "datasets" / "opscorpus" / "cases.jsonl")
+    cases = [cases[0], cases[len(cases) // 2]]
+    fast, timings = evaluate_full(cases, functools.partial(course_index, progress=False),
+                                  placements=("pipeline",), workers=2, progress=False)
+    index, reranker = course_index(progress=False), get_reranker()
+    plain = evaluate(cases, agent_runner(index, "pipeline", reranker=reranker), progress=False)
+    cf = run_counterfactuals(cases, index, lambda v: agent_runner(v, "pipeline", reranker=reranker),
+                             baseline=dict(zip(plain.frame["case"], plain.frame["correct"], strict=True)),
+                             progress=False)
+
+    def rows(report):
+        return report.frame.drop(columns=["seconds"]).astype(str).to_dict("records")
+
+    assert rows(fast["pipeline"]) == rows(plain)
+    assert fast["pipeline"].counterfactuals.to_dict() == cf.to_dict()
+    assert timings["workers"] == 2 and timings["pipeline"]["run"]["cpu_s"] > 0
