@@ -83,7 +83,6 @@ def course(args: argparse.Namespace, uri: str, server_pid: int | None) -> dict[s
     from ragkit.counterfactuals import run_counterfactuals
     from ragkit.course import course_index
     from ragkit.evaluation import agent_runner, candidate_recall, evaluate
-    from ragkit.funnel import Funnel
     from ragkit.models import get_reranker
 
     res: dict[str, Any] = {}
@@ -111,6 +110,10 @@ def course(args: argparse.Namespace, uri: str, server_pid: int | None) -> dict[s
     res["documents"] = len(snap.documents)
     assert msnap.size() == len(snap.rows)
 
+    if args.skip_quality:  # recall, evaluate and the counterfactual are kept from the previous run
+        _latency(args, idx, mi, cases, res)
+        mi.drop()
+        return res
     t = time.perf_counter()
     rec_m = candidate_recall(idx, cases, width=50)
     res["recall_s_memory"] = time.perf_counter() - t
@@ -124,27 +127,8 @@ def course(args: argparse.Namespace, uri: str, server_pid: int | None) -> dict[s
                          "cases": int(rec_m.loc[("all", m), "cases"])} for m in ("bm25", "dense", "rrf")}
     print("recall", json.dumps(res["recall"]), flush=True)
 
-    answerable = [c for c in cases if c.answerable][: args.queries]
-    queries = [(c.task, Scope(c.caller.tenant, c.caller.groups), snapshot_filters(c.as_of))
-               for c in answerable]
-    first_stage(idx, queries[:5])
-    first_stage(mi, queries[:5])  # warm both
-    lat_m, lat_v = first_stage(idx, queries), first_stage(mi, queries)
-    res["first_stage_ms"] = {"memory": [pct(lat_m, 0.5), pct(lat_m, 0.95)],
-                             "milvus": [pct(lat_v, 0.5), pct(lat_v, 0.95)], "queries": len(queries)}
+    _latency(args, idx, mi, cases, res)
     reranker = get_reranker()
-    full: dict[str, list[float]] = {"memory": [], "milvus": []}
-    for name, index in (("memory", idx), ("milvus", mi)):
-        funnel = Funnel(index, reranker=reranker)
-        for text, scope, filters in queries[: args.funnel_queries]:
-            if getattr(reranker, "cache", None) is not None:
-                reranker.cache.clear()  # no score cached by the other backend's run of the same query
-            t = time.perf_counter()
-            funnel.search(text, scope=scope, filters=filters)
-            full[name].append((time.perf_counter() - t) * 1000)
-    res["funnel_ms"] = {k: [pct(v, 0.5), pct(v, 0.95)] for k, v in full.items()}
-    res["funnel_queries"] = args.funnel_queries
-    print("latency", res["first_stage_ms"], res["funnel_ms"], flush=True)
 
     sample = cases[: args.eval_cases]
     reports = {name: evaluate(sample, agent_runner(index, "pipeline", reranker=reranker), progress=False,
@@ -162,6 +146,34 @@ def course(args: argparse.Namespace, uri: str, server_pid: int | None) -> dict[s
     print("counterfactual", res["counterfactual"], flush=True)
     mi.drop()
     return res
+
+
+def _latency(args: argparse.Namespace, idx: Any, mi: Any, cases: Any, res: dict[str, Any]) -> None:
+    """First-stage and full-funnel latency, both backends, each query scoped as its case's caller."""
+    from ragkit.funnel import Funnel
+    from ragkit.models import get_reranker
+
+    answerable = [c for c in cases if c.answerable][: args.queries]
+    queries = [(c.task, Scope(c.caller.tenant, c.caller.groups), snapshot_filters(c.as_of))
+               for c in answerable]
+    first_stage(idx, queries[:5])
+    first_stage(mi, queries[:5])  # warm both
+    lat_m, lat_v = first_stage(idx, queries), first_stage(mi, queries)
+    res["first_stage_ms"] = {"memory": [pct(lat_m, 0.5), pct(lat_m, 0.95)],
+                             "milvus": [pct(lat_v, 0.5), pct(lat_v, 0.95)], "queries": len(queries)}
+    reranker = get_reranker()
+    full: dict[str, list[float]] = {"memory": [], "milvus": []}
+    funnels = {"memory": Funnel(idx, reranker=reranker), "milvus": Funnel(mi, reranker=reranker)}
+    for text, scope, filters in queries[: args.funnel_queries]:
+        for name, funnel in funnels.items():  # interleaved: load drifts hit both alike
+            if getattr(reranker, "cache", None) is not None:
+                reranker.cache.clear()  # no score cached by the other backend's run of the same query
+            t = time.perf_counter()
+            funnel.search(text, scope=scope, filters=filters)
+            full[name].append((time.perf_counter() - t) * 1000)
+    res["funnel_ms"] = {k: [pct(v, 0.5), pct(v, 0.95)] for k, v in full.items()}
+    res["funnel_queries"] = args.funnel_queries
+    print("latency", res["first_stage_ms"], res["funnel_ms"], flush=True)
 
 
 def _summary(report: Any) -> dict[str, Any]:
@@ -278,8 +290,10 @@ def synthetic(args: argparse.Namespace, uri: str, server_pid: int | None) -> dic
 
 def render(command: str) -> str:
     parts = {p.stem: json.loads(p.read_text()) for p in sorted(PARTS.glob("*.json"))}
+    commands = list(dict.fromkeys(c for p in parts.values() for c in p.get("commands", [command])))
     lines = ["# Backends side by side: in-memory index vs Milvus (milvus-lite 2.5.1 server)", "",
-             f"Command: `{command}`", "",
+             "Commands (each part's JSON in the temp folder keeps its own; rendered together):", "",
+             *[f"    {c}" for c in commands], "",
              f"Measured {dt.date.today()} on the shared 2-core machine **under load** (other engineers' jobs "
              "running), OMP_NUM_THREADS=1, one job at a time. Compare the two columns of one row (measured "
              "in the same run), not absolute values. Milvus: embedded milvus-lite 2.5.1 (the C++ core) "
@@ -346,6 +360,8 @@ def main() -> None:
     parser.add_argument("--eval-cases", type=int, default=40)
     parser.add_argument("--cf-cases", type=int, default=0, help="0: every case")
     parser.add_argument("--render-only", action="store_true")
+    parser.add_argument("--skip-quality", action="store_true",
+                        help="course part: re-measure cost only, keep the previous run's quality figures")
     args = parser.parse_args()
     command = "OMP_NUM_THREADS=1 python bench/backends.py " + " ".join(sys.argv[1:])
     PARTS.mkdir(exist_ok=True)
@@ -358,7 +374,13 @@ def main() -> None:
                     fn = {"course": course, "synthetic": synthetic}[part]
                     res = fn(args, uri or server.uri, server.pid if server else None)  # type: ignore[union-attr]
                     name = part if part == "course" else f"synthetic-{args.rows}"
-                    (PARTS / f"{name}.json").write_text(json.dumps(res, indent=1, default=str))
+                    path = PARTS / f"{name}.json"
+                    old = json.loads(path.read_text()) if path.is_file() else {}
+                    if args.skip_quality and part == "course":
+                        res = {**old, **res, "commands": old.get("commands", []) + [command]}
+                    else:
+                        res["commands"] = [command]
+                    path.write_text(json.dumps(res, indent=1, default=str))
             finally:
                 if server is not None:
                     server.stop()

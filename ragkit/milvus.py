@@ -686,9 +686,12 @@ class MilvusSelection:
         self._count: int | None = None
 
     def count(self) -> int:
-        """Rows of the snapshot the expression selects."""
+        """Rows the expression selects (Milvus's ``count(*)``, one round trip; rows written after the
+        snapshot was taken are counted too, which its searches never return)."""
         if self._count is None:
-            self._count = int(self.snapshot._rows_matching(self.expr).size)
+            res = self.snapshot.client.query(self.snapshot.config.collection, filter=self.expr,
+                                             output_fields=["count(*)"], consistency_level="Strong")
+            self._count = int(res[0]["count(*)"]) if res else 0
         return self._count
 
     def sum(self) -> int:
