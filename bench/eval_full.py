@@ -98,6 +98,22 @@ def check(cases: list[Any], placements: list[str], workers: int) -> int:
     return differences
 
 
+def code_version() -> str:
+    """The commit the run started from, and the ragkit/bench files that differed from it."""
+    import subprocess
+
+    def git(*argv: str) -> str:
+        try:
+            return subprocess.run(["git", *argv], cwd=ROOT, capture_output=True, text=True, timeout=30).stdout
+        except (OSError, subprocess.SubprocessError):
+            return ""
+
+    head = git("rev-parse", "--short", "HEAD").strip() or "unknown"
+    dirty = [line[3:] for line in git("status", "--porcelain", "--", "ragkit", "bench").splitlines()
+             if line[3:].endswith(".py")]
+    return f"commit {head}" + (f" with uncommitted changes to {', '.join(dirty)}" if dirty else "")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--placements", default="pipeline,hybrid", help="comma-separated placements")
@@ -118,6 +134,7 @@ def main() -> None:
         cases = cases[: args.limit]
     cases = spaced(cases, args.sample)
     cf_cases = [] if args.no_cf else spaced(cases, args.cf_sample)
+    code = code_version()
     t0 = time.perf_counter()
     started = dt.datetime.now(dt.timezone.utc)
     load = os.getloadavg()[0]
@@ -163,7 +180,7 @@ def main() -> None:
         text = "\n".join([
             f"# Evaluation of the bundled cases: {p} placement\n",
             f"Produced by `{cmd}` (one command for every placement: {', '.join(placements)}), "
-            f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}.\n",
+            f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}; code: {code}.\n",
             timing_text,
             "Seconds per task are each run's own wall time with one ONNX thread per run (two runs side by "
             "side); a reranker score shared from an earlier run is charged the time it cost when computed, "
