@@ -83,9 +83,11 @@ def run_eval(cases_path: str | Path, index: Any, *, placement: str = "pipeline",
         from ragkit.index import Index
 
         index = Index.load(index)
+    from ragkit.evaluation import SharedScores
     from ragkit.models import get_reranker
 
-    reranker = get_reranker()
+    # one score per (query, passage) for the run and its counterfactuals; each run timed as if cold
+    reranker = SharedScores(get_reranker())
     report = evaluate(cases, agent_runner(index, placement, reranker=reranker), progress=progress,
                       placement=placement)
     if counterfactuals:

@@ -15,6 +15,15 @@ A *runner* is any callable ``runner(case) -> result`` where ``result`` looks lik
 ``traces``: the full :class:`~ragkit.trace.SearchTrace` of every funnel call.
 :func:`agent_runner` builds one over an index for a placement and records those traces.
 
+:func:`evaluate_full` runs several placements and the counterfactual tests case by case on
+worker processes: the runs of one case share a :class:`SharedScores` reranker (a pair is
+scored once, and each run is still timed as with a cold cache), and results are merged in
+case order, so they equal :func:`evaluate`'s (``bench/eval_full.py --check N`` compares them).
+
+Scoring has one set of definitions, used by the report, the gates, the counterfactual judges
+and ``bench/agent_quality.py``: see :func:`score_case` (``asserted``, ``correct``, ``honest``,
+``false_assertion``, ``over_abstained``, ``unverifiable``).
+
 Evidence items are matched to candidates by ``(doc_id, section anchor)``: a chunk id is
 ``doc_id#anchor~n`` (a section's is ``doc_id#anchor``). An item counts as *delivered* when
 its verbatim quote (whitespace and case folded) is inside evidence text that reached the
