@@ -5,8 +5,9 @@ CURRICULUM section 4, as one call::
     result = Funnel(index).search("EUR cutoff for acme", scope=Scope("acme", ["ops"]),
                                   filters=Filters.make(valid_at="2026-01-19"), deliver=4)
 
-1. **Filter**: the caller's scope and the filters become a row mask, applied inside
-   both retrievers before ranking (no out-of-scope row is ever scored).
+1. **Filter**: the caller's scope and the filters become a selection (a row mask in memory,
+   a filter expression in Milvus: :mod:`ragkit.backend`), applied inside both retrievers
+   before ranking (no out-of-scope row is ever scored).
 2. **Retrieve**: BM25 and dense search each return ``candidates`` rows.
 3. **Fuse**: reciprocal rank fusion (k = ``rrf_k``, optional per-list weights).
 4. **Rerank**: the cross-encoder scores the first ``rerank_depth`` fused candidates;
@@ -164,10 +165,14 @@ def _html_escape(text: str) -> str:
 
 
 class Funnel:
-    """Runs the funnel over an :class:`~ragkit.index.Index`.
+    """Runs the funnel over an :class:`~ragkit.index.Index` (or any backend, see below).
+
+    Every read goes through the backend seam (:func:`ragkit.backend.as_backend`), taken once
+    per search: fusion, rerank, expansion and the trace are the same for every backend.
 
     Args:
-        index: the index to search.
+        index: the index to search: an :class:`~ragkit.index.Index`, one of its snapshots,
+            an ``IndexView``, or a :class:`ragkit.milvus.MilvusIndex`.
         settings: default widths and modes; any of them can be overridden per call.
         reranker: a :class:`~ragkit.models.Reranker` (default: the bundled cross-encoder,
             loaded on first use).

@@ -43,6 +43,7 @@ then insert), :meth:`MilvusIndex.delete` removes them; collections use ``Strong`
 consistency, so a deleted chunk never resurfaces in a later search.
 
 Example:
+    >>> from ragkit import Funnel, Scope                                  # doctest: +SKIP
     >>> from ragkit.course import course_index                            # doctest: +SKIP
     >>> with start_local("/tmp/milvus") as server:                        # doctest: +SKIP
     ...     mi = MilvusIndex.from_index(course_index(), MilvusConfig(server.uri), drop_existing=True)
@@ -130,6 +131,7 @@ class MilvusConfig:
 
     @property
     def docs_collection(self) -> str:
+        """The collection of documents, sections and the meta record."""
         return f"{self.collection}__docs"
 
     def client(self) -> Any:
