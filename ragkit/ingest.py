@@ -4,7 +4,9 @@
 Ray Data pipeline over the corpus' file paths:
 
 1. **read**: each file is loaded with :func:`ragkit.loaders.load_file` in a Ray task; a broken
-   file becomes a *skipped* row (path and reason) and never drops the others. The loaded
+   file becomes a *skipped* row (path and reason) and never drops the others (``load_file`` is
+   strict per file, so a JSONL file with one bad line is skipped whole, where
+   :func:`~ragkit.loaders.load_corpus` skips only that line). The loaded
    documents are materialised once (a barrier) so duplicate ``doc_id`` values are resolved
    like :func:`~ragkit.loaders.load_corpus` does (the first file in sorted path order wins)
    before anything is written;
@@ -14,7 +16,8 @@ Ray Data pipeline over the corpus' file paths:
 4. **write**: ``map_batches`` over a writer actor that holds one Milvus connection and calls
    :meth:`ragkit.milvus.MilvusIndex.write` per batch. Rows stay one per *document* end to end,
    so a batch always carries whole documents and the by-document upsert (delete the document's
-   rows, insert the new ones) makes re-ingesting idempotent.
+   rows, insert the new ones) makes re-ingesting idempotent. A document Milvus refuses (a chunk
+   over its 64 KiB text field) is reported as skipped; the rest of its batch is written.
 
 :func:`ingest_milvus` does the same in one process (load, chunk, embed, write), for
 ``ragkit index DIR --backend milvus`` without ``--ray`` and as the baseline of
@@ -24,14 +27,16 @@ Ray Data pipeline over the corpus' file paths:
 already started with ``ray.init()``. An address (``"ray://head:10001"``, ``"head:6379"`` or
 ``"auto"``) connects to a running cluster: there, every node needs ragkit and its models
 installed, and ``source`` must be readable at the same path on every node (a shared
-filesystem), because the read stage runs on the workers. ``ray`` and ``pymilvus`` are imported
-only when these functions run, so ``import ragkit`` stays light.
+filesystem), because the read stage runs on the workers; a cluster with token authentication
+needs ``RAY_AUTH_MODE=token`` and its token (``RAY_AUTH_TOKEN`` or ``~/.ray/auth_token``).
+``ray`` and ``pymilvus`` are imported only when these functions run, so ``import ragkit``
+stays light.
 
 Example:
     >>> from ragkit.milvus import MilvusConfig                       # doctest: +SKIP
     >>> cfg = MilvusConfig("http://127.0.0.1:19530", collection="docs")  # doctest: +SKIP
     >>> print(ingest_ray("datasets/opscorpus/docs", cfg))           # doctest: +SKIP
-    ingested 2008 documents -> 6011 chunks + 5230 sections; wrote 11241 rows to 'docs' ...
+    ingested 2008 documents from 2008 files -> 4875 chunks + ... sections; wrote 4875 rows to 'docs' ...
 """
 
 from __future__ import annotations
@@ -251,6 +256,11 @@ def _write_batch(index: MilvusIndex, docs: Sequence[Document], chunks: Sequence[
     return out
 
 
+def _say(enabled: bool, message: str) -> None:
+    if enabled:
+        print(message, file=sys.stderr, flush=True)
+
+
 def _bar(total: int, desc: str, enabled: bool) -> Any:
     if not enabled:
         return None
@@ -430,7 +440,9 @@ def _start_ray(address: str | None, actors: int) -> tuple[bool, str]:
     except (ConnectionError, ValueError, RuntimeError) as exc:
         raise ValidationError(f"cannot connect to the Ray cluster at {address!r} ({exc}); check the address "
                               "('ray://HEAD:10001' for Ray Client, 'HEAD:6379' or 'auto' on a node of the "
-                              "cluster)", field="address") from None
+                              "cluster) and, when the cluster uses token authentication, export "
+                              "RAY_AUTH_MODE=token with its token in RAY_AUTH_TOKEN or ~/.ray/auth_token",
+                              field="address") from None
     return True, address
 
 
@@ -501,6 +513,8 @@ def ingest_ray(source: str | Path, config: MilvusConfig, *, settings: IndexSetti
     except ImportError:  # pragma: no cover - ray is in the 'scale' extra
         raise ValidationError("Ray is not installed: run `pip install 'ragkit[scale]'` (or `pip install "
                               "'ray[data]'`)", field="ray") from None
+    _say(progress, f"ray: {'starting a local Ray' if address is None else f'connecting to {address}'} "
+         f"for {len(files)} files of {root} -> Milvus collection '{config.collection}'")
     started, report.ray_address = _start_ray(address, actors)
     try:
         _quiet_ray_data()
@@ -552,6 +566,8 @@ def _run_pipeline(ray: Any, root: Path, files: list[Path], config: MilvusConfig,
                                                                        "dim": int(embedder.dim)},
                                    batch_size=batch_size, compute=ray.data.ActorPoolStrategy(size=1),
                                    num_cpus=0.25)
+    _say(progress, f"ray: read {len(files)} files -> {total} documents ({len(report.skipped)} skipped so "
+         f"far); chunking, embedding with {actors} actor{'s' if actors > 1 else ''}, writing")
     bar = _bar(total, "ingesting (ray)", progress)
     for done in _iter_summaries(written):
         done.add_to(report)
