@@ -301,14 +301,14 @@ import numpy as np
 from bench.scale import LookupEmbedder, search_latencies, peak_rss_mb
 from ragkit.index import Index
 qs = json.loads(open(sys.argv[3]).read()); qv = np.load(sys.argv[4])
-t0 = time.perf_counter()
+t0, c0 = time.perf_counter(), time.process_time()
 index = Index.load(sys.argv[2], embedder=LookupEmbedder(dict(zip(qs, qv))))
-t1 = time.perf_counter()
+t1, c1 = time.perf_counter(), time.process_time()
 snap = index.snapshot()
 snap.search_lexical(qs[0], 50, None); snap.search_dense(qs[0], 50, None)
 t2 = time.perf_counter()
 mask = np.random.default_rng(7).random(len(snap.rows)) < 0.5
-out = {"load s": t1 - t0, "first BM25 + dense search after load s": t2 - t1,
+out = {"load s": t1 - t0, "load CPU s": c1 - c0, "first BM25 + dense search after load s": t2 - t1,
        "rows after load": len(snap.rows)}
 out.update({"after load " + k: v for k, v in search_latencies(index, qs, mask).items()})
 out["load peak RSS MB"] = peak_rss_mb()
@@ -346,9 +346,10 @@ def index_part(n: int, queries: int, seed: int, folder: Path, cache: Path | None
     out.update(search_latencies(index, qs, mask))
     if folder.exists():
         shutil.rmtree(folder)
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     index.save(folder)
     out["save s"] = time.perf_counter() - t
+    out["save CPU s"] = time.process_time() - c
     out["format"] = FORMAT_VERSION
     out["on disk MB"] = sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()) / 2**20
     del index
@@ -356,13 +357,19 @@ def index_part(n: int, queries: int, seed: int, folder: Path, cache: Path | None
     qfile, vfile = folder.parent / f"{folder.name}-queries.json", folder.parent / f"{folder.name}-qv.npy"
     qfile.write_text(json.dumps(qs))
     np.save(vfile, qv)
+    out.update(reload_part(folder))
+    return out
+
+
+def reload_part(folder: Path) -> dict[str, float]:
+    """Open an index the index part saved, in a fresh process: load wall and CPU time, first searches."""
+    qfile, vfile = folder.parent / f"{folder.name}-queries.json", folder.parent / f"{folder.name}-qv.npy"
     env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
     proc = subprocess.run([sys.executable, "-c", LOAD_CHILD, str(ROOT), str(folder), str(qfile), str(vfile)],
                           capture_output=True, text=True, env=env, check=False)
     if proc.returncode:
         raise RuntimeError(f"loading the saved index failed:\n{proc.stderr[-3000:]}")
-    out.update(json.loads(proc.stdout.strip().splitlines()[-1]))
-    return out
+    return dict(json.loads(proc.stdout.strip().splitlines()[-1]))
 
 
 # ---------------------------------------------------------------- report
@@ -371,8 +378,9 @@ def index_part(n: int, queries: int, seed: int, folder: Path, cache: Path | None
 def render(data: dict[str, Any]) -> str:
     sections = []
     titles = {"lexical": "Lexical: ragkit (index scorer, half scope mask) vs bm25s vs rank-bm25",
-              "dense": "Dense: exact (flat) vs HNSW", "index": "A whole ragkit Index"}
-    for part in ("lexical", "dense", "index"):
+              "dense": "Dense: exact (flat) vs HNSW", "index": "A whole ragkit Index",
+              "reload": "The saved index opened again in a fresh process"}
+    for part in ("lexical", "dense", "index", "reload"):
         rows = data.get(part) or {}
         if not rows:
             continue
@@ -407,7 +415,8 @@ def main(argv: list[str] | None = None) -> str:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", nargs="*", type=int, default=[10_000, 100_000])
     parser.add_argument("--parts", nargs="*", default=["lexical", "dense"],
-                        choices=["lexical", "dense", "index"])
+                        choices=["lexical", "dense", "index", "reload"],
+                        help="reload: open the index an earlier index part saved in --index-dir again")
     parser.add_argument("--queries", type=int, default=1000, help="dense queries (recall@10 vs exact)")
     parser.add_argument("--lexical-queries", type=int, default=200)
     parser.add_argument("--rank-bm25-max", type=int, default=100_000)
@@ -437,9 +446,11 @@ def main(argv: list[str] | None = None) -> str:
                 values = lexical(n, args.lexical_queries, args.rank_bm25_max, np.random.default_rng(n))
             elif part == "dense":
                 values = dense(n, args.queries, args.latency_queries, n + 1, args.hnsw_cache)
-            else:
+            elif part == "index":
                 values = index_part(n, args.lexical_queries, n + 2, args.index_dir / f"idx-{n}",
                                     args.hnsw_cache)
+            else:
+                values = reload_part(args.index_dir / f"idx-{n}")
             data.setdefault(part, {})[str(n)] = {"values": values, "command": cmd,
                                                  "date": dt.date.today().isoformat(),
                                                  "load": os.getloadavg()[0]}
