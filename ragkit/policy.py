@@ -54,6 +54,7 @@ from typing import Any
 
 from ragkit.agent import Action, AgentState, EvidenceUse
 from ragkit.taskparse import (
+    STOPWORDS,
     TaskFrame,
     content_words,
     feedback_terms,
@@ -82,17 +83,51 @@ _CAUSE_ASK = re.compile(
     r"\b(why|cause[sd]?|explanation|explains?|reason|gone wrong|went wrong|go wrong|what made|behind)\b",
     re.IGNORECASE,
 )
-# English markers of a stated cause (a finding, not a symptom)
+# English markers of a stated cause (a finding, not a symptom); resolution's markers
+# (ragkit.relevance.CAUSE: "that is how", "which is why", "led to", ...) count as well
 _CAUSAL = re.compile(
     r"\b(root cause|because|caused by|due to|as a result|the cause|the reason|short version|turned out|"
-    r"traced (?:it|this|the \w+) to|the problem was|the issue was)\b",
+    r"traced (?:it|this|the \w+) to|the problem was|the issue was|(?:that|which) is (?:how|why)|led to|"
+    r"resulted in)\b",
     re.IGNORECASE,
 )
+
+
+def states_cause(text: str) -> bool:
+    """Whether a sentence of ``text`` states a cause ("X, and that is how Y"), not how a problem
+    was noticed ("... which is how they spotted it")."""
+    from ragkit.relevance import DETECTION
+    from ragkit.values import sentence_spans
+
+    return any(
+        _CAUSAL.search(text[a:b]) and not DETECTION.search(text[a:b]) for a, b in sentence_spans(text)
+    )
+
+
+#: Reasons of the searches made with the task's own words (not hops, thread reads, contradictions).
+_TASK_SEARCH = (
+    "always-on retrieval",
+    "first query",
+    "the task as written",
+    "identifiers alone",
+    "keywords of the task",
+    "structured:",
+    "pseudo-relevance",
+)
+
 #: Task words that say nothing about *what* is asked (they never count as coverage).
 GENERIC = frozenset(
     "applies apply applied use used uses value set sets caused cause causes explanation underlying problem "
     "issue wrong gone went happened made reported told side back current currently what which stand "
     "according engineering explains explain come came showed logs following follow".split()
+)
+#: Words that frame a question in this domain or name the kind of value asked, not the attribute:
+#: nearly every passage of a payments-operations corpus says settlement, batch or tenant, and a
+#: "date", "time" or "percentage" is what the value is, not what it is of.
+FRAME = frozenset(
+    "settlement settlements batch batches platform tenant tenants payment payments date dates day days "
+    "time times number numbers percentage percent amount amounts figure name names value level many much "
+    "long who whom takes take taken status".split()
 )
 
 
@@ -126,6 +161,10 @@ class OfflineRun:
     cause: bool = False  # the task asks for a cause
     target: str | None = None  # for a chain question: the source type whose content is asked
     linked: set[str] = field(default_factory=set)  # doc ids reached through a link
+    # what named each identifier or document the agent followed: the sentence (with its heading and
+    # table header) and the title of the record it stood in; it carries the chain's predicate
+    leads: dict[str, str] = field(default_factory=dict)
+    via: set[str] = field(default_factory=set)  # task identifiers named only as a chain's origin
 
     # -- the loop's three questions ---------------------------------------------------------
     def first_search(self, state: AgentState) -> Action:
@@ -158,7 +197,14 @@ class OfflineRun:
             if action is not None:
                 return action
             return self.conclude(state, "a value is decided and the contradiction search is done")
-        action = self._follow(state, judgement) or self._variant(state, judgement)
+        # an exception whose condition ended points at the rule that governs now: search it first;
+        # a question about a standing rule is answered by rule sources, so the task's own query
+        # variants come before following incident threads; an event question follows its records
+        action = self._deferred(state, judgement)
+        if action is None and not self.frame.event:
+            action = self._variant(state, judgement) or self._follow(state, judgement)
+        elif action is None:
+            action = self._follow(state, judgement) or self._variant(state, judgement)
         if action is not None:
             return action
         return self.conclude(state, "every query variant and link is tried")
@@ -199,22 +245,45 @@ class OfflineRun:
         if self.cause:
             # a cause question is answered by a passage that states a cause, not by the symptom,
             # and by the thread the first search ranked best for the task's own words
-            pool = [u for u in counted if _CAUSAL.search(str(u.item.get("text", "")))]
+            pool = [u for u in counted if states_cause(str(u.item.get("text", "")))]
             best = self._best_thread(state, counted)
             if best is not None:
-                pool = [u for u in pool if _thread(u) in (best, None)]
+                # the event's own thread, or a record about it (a postmortem that names or links it)
+                pool = [u for u in pool if _thread(u) == best or (_thread(u) is None and _refers_to(u, best))]
+        if self.via and self.asked in ("status", "date") and state.placement != "pipeline":
+            # "the review of OPS-8265 produced a follow-up ticket: where does it stand?" asks about
+            # the record OPS-8265 leads to; OPS-8265's own status or dates are a neighbour's
+            pool = [
+                u for u in pool if _thread(u) not in self.via and str(u.item.get("doc_id")) not in self.via
+            ]
         if self.target:
             # a chain question asks what the last record of the chain says (the policy, the rollout)
             # (the other records stay counted: they are the links to follow)
             pool = [u for u in pool if u.item.get("source_type") == self.target]
         record = resolve(state.task, [u.evidence for u in pool], as_of=state.as_of, caller=state.caller)
         # the decisive passage must name what the task qualifies the question with (CHF, EUR, a
-        # surname): otherwise it states a neighbouring fact; set it aside and resolve again
-        for _ in range(4):
+        # surname) and state the asked attribute: otherwise it states a neighbouring fact; set it
+        # aside and resolve again
+        for _ in range(6):
             if record.decision is None:
                 break
-            found = next((u for u in pool if u.citation == record.decision.citation), None)
+            found = _holder(pool, record.decision)
             lacking = self._uncovered(found, str(record.decision.quote)) if found is not None else []
+            # a value stated without the code asked about ("Wayne stays on 16:00 until cutover")
+            # is about that code when a counted source states the same value for it ("EUR cutoff
+            # 16:00"); a value no source ties to the code (a CHF cutoff nobody states) is not
+            codes = [q for q in lacking if q in self.frame.qualifiers]
+            words = [q for q in lacking if q.startswith("any of")]
+            if (codes or words) and _stated_for(
+                counted, str(record.decision.surface), codes, self._focus() if words else ()
+            ):
+                lacking = [q for q in lacking if q not in codes and q not in words]
+            if found is not None and not lacking and state.placement != "pipeline":
+                lacking = self._unpredicated(found, record.decision)
+                if lacking and _stated_for(
+                    counted, str(record.decision.surface), self.frame.qualifiers, self.attribute_terms()
+                ):
+                    lacking = []
             if found is None or not lacking:
                 break
             pool.remove(found)
@@ -275,32 +344,62 @@ class OfflineRun:
         return None
 
     def _best_thread(self, state: AgentState, counted: Sequence[EvidenceUse]) -> str | None:
-        """The thread (ticket key) of the best-ranked counted excerpt of the first search."""
-        first = next((s for s in state.steps if s.action == "search" and s.refused is None), None)
-        if first is None:
-            return None
+        """The thread (ticket key) that the searches with the task's own words place best.
+
+        The asked event is the ticket whose report matches the task: each search of the task's
+        words (the task, its keywords, the structured and feedback variants; not hops, thread reads
+        or contradiction searches) votes for the threads of the counted excerpts it delivered,
+        ``1 / rank`` for a thread's best excerpt by the cross-encoder's rank (the best judge of
+        question-passage fit the tool shows). One search's ordering is noisy; several phrasings
+        agreeing on one ticket are less so.
+        """
         keep = {u.citation for u in counted}
-        # the cross-encoder's rank is the best judge of question-passage relevance we are shown
-        hits = sorted(first.hits, key=lambda h: (h.get("rerank") or 10**6, h.get("rank") or 10**6))
-        for hit in hits:
-            if hit.get("citation") in keep:
-                key = _thread(state.evidence[str(hit["citation"])])
-                if key is not None:
-                    return key
-        return None
+        votes: dict[str, float] = {}
+        first_seen: dict[str, int] = {}
+        for step in state.steps:
+            if step.action != "search" or step.refused is not None:
+                continue
+            if not step.reason.startswith(_TASK_SEARCH):
+                continue
+            best: dict[str, int] = {}
+            reranked = {str(h.get("citation")): h.get("rerank") for h in step.hits}
+            for n, item in enumerate(step.response.get("results") or [], 1):
+                citation = str(item.get("citation"))
+                if citation not in keep:
+                    continue
+                key = _thread(state.evidence[citation])
+                rank = int(reranked.get(citation) or n)  # the cross-encoder judges question-passage fit
+                if key is not None and rank < best.get(key, 10**6):
+                    best[key] = rank
+            for key, rank in best.items():
+                votes[key] = votes.get(key, 0.0) + 1.0 / rank
+                first_seen.setdefault(key, len(first_seen))
+        if not votes:
+            return None
+        return max(votes, key=lambda k: (votes[k], -first_seen[k]))
+
+    def _leads_for(self, use: EvidenceUse) -> str:
+        """What named the record ``use`` belongs to, when the agent reached it along a chain."""
+        own = (str(use.item.get("title", "")) + " " + str(use.item.get("doc_id", ""))).lower()
+        return " ".join(lead for ident, lead in self.leads.items() if ident in own)
+
+    def _focus(self) -> list[str]:
+        """Content words of the ask that a passage must share (one of them) to be about it."""
+        return [w for w in self.frame.predicate if w not in GENERIC and len(w) > 2 and w != self.asked]
 
     def _uncovered(self, use: EvidenceUse, quote: str | None = None) -> list[str]:
         """What the task names that the passage does not: codes (CHF), names, and, unless the
         passage names the task's identifiers, every content word of the ask (it must share one)."""
         hay = " ".join([str(use.item.get("text", "")), str(use.item.get("title", ""))]).lower()
         lacking = [q for q in (*self.frame.qualifiers, *self.frame.names) if q.lower() not in hay]
+        hay += " " + self._leads_for(use).lower()  # a chain's words reach the record it leads to
         # named by the task's own identifiers: about the task whatever its words; reached by an
         # identifier the agent followed: only along a chain or a cause's thread
         task_ids = {i.lower() for i in self.frame.identifiers}
         anchored = any(a in hay for a in task_ids) or (
             bool(self.cause or self.target) and any(a in hay for a in self.anchors)
         )
-        focus = [w for w in self.frame.predicate if w not in GENERIC and len(w) > 2 and w != self.asked]
+        focus = self._focus()
         if focus and not anchored and not any(w[:5] in hay for w in focus):
             lacking.append("any of: " + ", ".join(focus))
         elif focus and not anchored and self.asked == "date" and quote is not None:
@@ -309,6 +408,58 @@ class OfflineRun:
             if not any(w[:5] in quote.lower() for w in focus):
                 lacking.append("a sentence that dates " + ", ".join(focus))
         return lacking
+
+    def attribute_terms(self) -> list[str]:
+        """The words of the task that name the asked attribute or event (cutover, sweep threshold,
+        escalations): its predicate minus generic and framing words and the name of the kind."""
+        out = []
+        for w in self.frame.predicate:
+            for part in re.split(r"[-_]", w):
+                if len(part) > 2 and part not in GENERIC and part not in FRAME and part not in STOPWORDS:
+                    out.append(part)
+        return list(dict.fromkeys(out))
+
+    def _unpredicated(self, use: EvidenceUse, decision: Any) -> list[str]:
+        """Why the decisive sentence does not state the asked attribute ([] when it does).
+
+        An answer must rest on a sentence that predicates what is asked: situated by its section
+        heading, table header and the document's title, it names at least one word of the asked
+        attribute (``cutover``, ``sweep``, ``escalations``). A value of the shape an identifier
+        question asks for (a function, a commit, a key) in a sentence that names the task's own
+        identifier states the relation by itself ("E-6224 is raised by verify_checksum"). Cause
+        questions are judged by their own rule (a sentence that states a cause, in the event's thread).
+        """
+        if self.cause:
+            return []
+        terms = self.attribute_terms()
+        if not terms:
+            return []
+        raw = str(getattr(decision, "quote", "") or "")
+        quote = " ".join(raw.split())
+        text = str(use.item.get("text", ""))
+        if self.asked == "id" and self.frame.identifiers:
+            from ragkit.values import asked_id_shape
+
+            if asked_id_shape(self.frame.task) not in (None, "key", "slug") and any(
+                i.lower() in quote.lower() for i in self.frame.identifiers
+            ):
+                return []
+        title = str(use.item.get("title", ""))
+        kind = str(use.item.get("source_type", "")).replace("_", " ")  # a ticket comment is about a ticket
+        situated = " ".join([quote, _situation(text, raw), title, kind])
+        # reached along a chain: what named this record predicates it ("| OPS-7167 |" under
+        # "Action items" makes OPS-7167's status the action item's status)
+        situated += " " + self._leads_for(use)
+        have = _stems(situated)
+        # a word that only says something happened (completed, fixed, approved) does not say what
+        # did: when the ask names the thing (cutover, reserve), the sentence must name it too
+        from ragkit.relevance import SAME_MEANING
+
+        verbs = {g[0] for g in SAME_MEANING}
+        things = [t for t in terms if _stem5(t) not in verbs]
+        if any(_stem5(t) in have for t in (things or terms)):
+            return []
+        return ["a sentence that states " + " / ".join(terms[:4])]
 
     def _missing(self, record: Any, counted: Sequence[EvidenceUse]) -> str:
         if record.status == "conflict":
@@ -345,6 +496,7 @@ class OfflineRun:
                 continue
             self.followed.add(low)
             self.anchors.add(low)
+            self.leads.setdefault(low, _named_in(state, source, ident, text))
             if kind == "docref":
                 self.linked.add(ident)
                 return Action("fetch", {"ids": [ident]}, f"read {ident}, named in {source}")
@@ -365,6 +517,7 @@ class OfflineRun:
             for doc_id in [*linked, *(use.item.get("superseded_by") or [])]:
                 if doc_id not in have_docs and doc_id not in self.fetched and doc_id not in links:
                     links.append(str(doc_id))
+                    self.leads.setdefault(str(doc_id).lower(), _named_in(state, use.citation, str(doc_id)))
         if links:
             batch = links[:4]
             self.fetched.update(batch)
@@ -390,6 +543,7 @@ class OfflineRun:
                     low = ident.lower()
                     if kind == "key" and low not in self.followed and low not in self.searched_ids:
                         self.followed.add(low)
+                        self.leads.setdefault(low, title)
                         self.anchors.add(low)
                         return Action(
                             "search", {"query": ident, "k": 8}, f"read the thread of {ident} ({use.citation})"
@@ -464,6 +618,28 @@ class OfflineRun:
             )
         return None
 
+    def _deferred(self, state: AgentState, judgement: Judgement) -> Action | None:
+        """A conditional exception whose condition is met: the rule it deferred now governs; the
+        exception's own words name that rule ("policy v3 ... moves migrated tenants to 15:00")."""
+        if state.searches_left <= 0:
+            return None
+        for rejected in judgement.record.rejected:
+            if rejected.reason != "condition_met" or rejected.citation in self.deferred:
+                continue
+            self.deferred.add(rejected.citation)
+            exception = state.evidence.get(rejected.citation)
+            if exception is None:
+                continue
+            owner = str(exception.item.get("tenant") or "").lower()
+            words = [w for w in content_words(str(exception.item.get("text", ""))) if w != owner][:8]
+            if words:
+                return Action(
+                    "search",
+                    {"query": " ".join(words), "k": self.k},
+                    f"the condition of {rejected.citation} is met: search the rule it deferred to",
+                )
+        return None
+
     def _contradiction(self, state: AgentState, judgement: Judgement) -> Action | None:
         """Narrow searches for what would overturn the decided value (CURRICULUM section 7).
 
@@ -499,23 +675,9 @@ class OfflineRun:
                         {"query": query, "k": self.k},
                         f"contradiction: is the condition '{condition}' of {use.citation} met?",
                     )
-        # a conditional exception whose condition is met: the rule it deferred now governs; the
-        # exception's own words name that rule ("policy v3 ... moves migrated tenants to 15:00")
-        for rejected in judgement.record.rejected:
-            if rejected.reason != "condition_met" or rejected.citation in self.deferred:
-                continue
-            self.deferred.add(rejected.citation)
-            exception = state.evidence.get(rejected.citation)
-            if exception is None:
-                continue
-            owner = str(exception.item.get("tenant") or "").lower()
-            words = [w for w in content_words(str(exception.item.get("text", ""))) if w != owner][:8]
-            if words:
-                return Action(
-                    "search",
-                    {"query": " ".join(words), "k": self.k},
-                    f"the condition of {rejected.citation} is met: search the rule it deferred to",
-                )
+        action = self._deferred(state, judgement)
+        if action is not None:
+            return action
         if self.contradiction >= 2:
             return None
         decision = judgement.record.decision
@@ -579,12 +741,106 @@ def _read(state: AgentState) -> list[EvidenceUse]:
     return [u for u in state.evidence.values() if u.citation in seen]
 
 
+def _stem5(word: str) -> str:
+    from ragkit.relevance import stem
+
+    return stem(word.lower())
+
+
+def _stems(text: str) -> set[str]:
+    """5-letter stems of the words of ``text``; a hyphenated or underscored compound
+    (``reserve-keeper``, a service; ``open_batch_day``, a function) stays one word."""
+    words = re.findall(r"[a-z0-9]+(?:[-_][a-z0-9]+)*", text.lower())
+    return {w if ("-" in w or "_" in w) else _stem5(w) for w in words}
+
+
+def _situation(text: str, quote: str) -> str:
+    """The heading of the section and the header row of the table that hold ``quote`` in ``text``."""
+    from ragkit.relevance import context
+
+    pos = max(0, text.find(quote)) if quote else 0
+    heading = next((ln for ln in reversed(text[:pos].splitlines()) if ln.lstrip().startswith("#")), "")
+    return heading + "\n" + context(text, pos)
+
+
+def _stated_for(
+    uses: Sequence[EvidenceUse], surface: str, codes: Sequence[str], focus: Sequence[str] = ()
+) -> bool:
+    """Whether a sentence of ``uses`` states ``surface``, names every code of ``codes`` and (if
+    given) a word of ``focus``."""
+    from ragkit.values import sentence_spans
+
+    if not surface.strip():
+        return False
+    for use in uses:
+        text = str(use.item.get("text", ""))
+        for a, b in sentence_spans(text):
+            sentence = text[a:b]
+            if surface not in sentence or not all(re.search(rf"\b{re.escape(c)}\b", sentence) for c in codes):
+                continue
+            if not focus or any(_stem5(w) in _stems(sentence) for w in focus):
+                return True
+    return False
+
+
+def _named_in(state: AgentState, citation: str, ident: str, sentence: str = "") -> str:
+    """The line of ``citation``'s text that names ``ident`` (or ``sentence``), situated by its
+    heading and table header, and the record's title."""
+    use = state.evidence.get(citation)
+    if use is None:
+        return sentence
+    text = str(use.item.get("text", ""))
+    line = sentence or next((ln for ln in text.splitlines() if ident.lower() in ln.lower()), "")
+    return " ".join([line, _situation(text, line) if line else "", str(use.item.get("title", ""))])
+
+
+def _holder(pool: Sequence[EvidenceUse], decision: Any) -> EvidenceUse | None:
+    """The evidence the decision rests on: its citation, or the whole document it was read from."""
+    found = next((u for u in pool if u.citation == decision.citation), None)
+    if found is not None:
+        return found
+    quote = " ".join(str(decision.quote).split())[:60]
+    for u in pool:
+        if str(u.item.get("doc_id")) == str(decision.doc_id) and quote in " ".join(
+            str(u.item.get("text", "")).split()
+        ):
+            return u
+    return None
+
+
+def _refers_to(use: EvidenceUse, key: str) -> bool:
+    """Whether an excerpt names the ticket ``key`` or links to its thread."""
+    links = " ".join(map(str, use.item.get("links") or [])).lower()
+    hay = " ".join([str(use.item.get("title", "")), str(use.item.get("text", "")), links]).lower()
+    return key.lower() in hay
+
+
 def _thread(use: EvidenceUse) -> str | None:
     """The ticket key a ticket or comment belongs to (from its title), else None."""
     if use.item.get("source_type") not in ("ticket", "ticket_comment"):
         return None
     found = [i for i, kind in find_identifiers(str(use.item.get("title", ""))) if kind == "key"]
     return found[0].lower() if found else None
+
+
+# a record reached *from* an identifier: "the fix for X", "the review of X", "the action item
+# from the postmortem for X", "the deployment that resolved X"
+_RELATION = re.compile(
+    r"\b(fix|change|review|postmortem|follow-?up|action items?|rollout|deployment|release)\b"
+    r"(?:\s+[\w-]+){0,4}?\s+(?:for|of|from|behind|that (?:resolved|fixed|closed))\s+"
+    r"(?:the\s+)?(?:ticket\s+)?$",
+    re.IGNORECASE,
+)
+
+
+def _origins(task: str, identifiers: Sequence[str]) -> set[str]:
+    """Identifiers the task names as the origin of a relation to another record (lower case)."""
+    out = set()
+    for ident in identifiers:
+        at = task.find(ident)
+        if at > 0 and _RELATION.search(task[:at].rstrip() + " "):
+            out.add(ident.lower())
+    return out
 
 
 def _target_type(task: str) -> str | None:
@@ -615,6 +871,7 @@ class OfflinePolicy:
 
         frame = parse_task(state.task, tenant=state.tenant, as_of=state.as_of)
         return OfflineRun(
+            via=_origins(state.task, frame.identifiers),
             cause=asked_kind(state.task) == "text" and bool(_CAUSE_ASK.search(state.task)),
             target=_target_type(state.task),
             frame=frame,

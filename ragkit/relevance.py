@@ -56,8 +56,22 @@ own same such very stand applies apply use used uses work works value values set
 WEEKDAYS = {"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"}
 
 
+#: Words of one meaning in operations writing (a small, documented thesaurus; extend it for
+#: another domain): a predicate stated with one of them is stated with any ("finish rolling
+#: out" is what "| Completed | 2026-01-22 |" in a rollout record states). Entries are stems.
+SAME_MEANING = (
+    ("finis", "compl", "done", "final", "ended"),
+    ("rolli", "rollo", "deplo", "relea", "ships", "shipp", "rolle"),
+    ("fix", "fixed", "fixes", "resol"),
+    ("appro", "signe", "sign"),
+)
+_CANON = {w: group[0] for group in SAME_MEANING for w in group}
+
+
 def stem(word: str) -> str:
-    return word[:5] if len(word) >= 5 else word
+    """A word's 5-letter prefix, mapped to its class in :data:`SAME_MEANING` if it has one."""
+    out = word[:5] if len(word) >= 5 else word
+    return _CANON.get(out, out)
 
 
 def question_terms(text: str) -> set[str]:

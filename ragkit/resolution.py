@@ -342,6 +342,9 @@ class _Resolver:
         if not inside:
             return
         for it, when in dated:
+            # a later record of the same event (a comment closing the ticket) is no decoy
+            if any(_refers(it, i) or _refers(i, it) for i in inside):
+                continue
             if (when.year, when.month) != period:
                 shared = next(x for x in self.ids if mentions(it.ev.envelope.title + "\n" + it.ev.text, x))
                 it.reject(
@@ -471,8 +474,8 @@ class _Resolver:
                     continue  # "| DKK | 10:30 |" does not answer a question about CHF
                 a, b = sentence_at(text, v.start) if self.forms else (v.start, v.end)
                 sentence = text[a:b]
-                if sentence.lstrip().startswith("#"):
-                    continue  # a heading (a comment's timestamp, a section title) is not a claim
+                if sentence.lstrip().startswith("#") or is_heading_or_table_head(text, a, b):
+                    continue  # a heading (a timestamp, a section title) or a column header is no claim
                 situated = sentence + "\n" + context(text, a)
                 matched = words(situated) & self.predicate
                 conditional = any(c.lower() in sentence.lower() for c in it.ev.envelope.conditions)
