@@ -285,9 +285,14 @@ def search_latencies(index: Any, qs: list[str], mask: np.ndarray) -> dict[str, f
     out["BM25 cold p50 ms"] = pct([cold(q) for q in qs], 50)
     snap.lexical.clear_cache()
     for name, fn in (("BM25", snap.search_lexical), ("dense", snap.search_dense)):
-        ms = [timed(lambda q=q, fn=fn: fn(q, 50, None))[0] for q in qs]
+        ms, cpu = [], []
+        for q in qs:
+            c = time.thread_time()
+            ms.append(timed(lambda q=q, fn=fn: fn(q, 50, None))[0])
+            cpu.append((time.thread_time() - c) * 1000)
         out[f"{name} p50 ms"] = pct(ms, 50)
         out[f"{name} p95 ms"] = pct(ms, 95)
+        out[f"{name} CPU p50 ms"] = pct(cpu, 50)
         ms = [timed(lambda q=q, fn=fn: fn(q, 50, mask))[0] for q in qs]
         out[f"{name} p50 ms (half mask)"] = pct(ms, 50)
     return out

@@ -499,6 +499,8 @@ class Snapshot:
     def search_lexical(self, query: str, k: int, mask: np.ndarray | None) -> Ranking:
         if not self.rows:
             return Ranking([], [])
+        if mask is None:  # dead slots never score: no slot mask to build and apply
+            return self._rows(self.lexical.search(query, k))
         return self._rows(self.lexical.search(query, k, self._slot_mask(mask)))
 
     def search_dense(self, query: str, k: int, mask: np.ndarray | None) -> Ranking:

@@ -541,14 +541,16 @@ class SegmentedBM25:
             raise ValidationError(f"search: mask must be a bool array of shape ({len(self)},)",
                                   field="mask")
         scores = self._accumulate(query)  # dead slots score 0: their postings are never added
-        rows = np.flatnonzero(scores > 0)
         if mask is not None:
-            rows = rows[mask[rows]]
+            scores = np.where(mask, scores, 0.0)
+        if len(scores) > 64 * k:
+            # frequent terms give most slots a score: find the k-th best value in one pass over the
+            # scores, then keep the few slots at or above it (all ties, so the lowest slots win)
+            kth = np.partition(scores, len(scores) - k)[len(scores) - k]
+            rows = np.flatnonzero(scores >= kth) if kth > 0 else np.flatnonzero(scores > 0)
+        else:
+            rows = np.flatnonzero(scores > 0)
         row_scores = scores[rows]
-        if len(rows) > k:
-            kth = np.partition(row_scores, len(rows) - k)[len(rows) - k]
-            keep = row_scores >= kth
-            rows, row_scores = rows[keep], row_scores[keep]
         order = np.lexsort((rows, -row_scores))[:k]
         return Ranking(rows[order].tolist(), row_scores[order].tolist())
 
