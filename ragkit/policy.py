@@ -23,8 +23,20 @@ The rules, in the order the loop meets them (CURRICULUM sections 1 and 7):
 4. **Follow the evidence**: links in a counted excerpt's envelope are read with
    ``retrieve_documents``; identifiers the excerpt names in a sentence about a fix, a
    rollout, a policy or a follow-up are searched (ticket -> comment -> rollout -> policy).
-5. **Sufficiency**: :func:`ragkit.resolution.resolve` over the counted evidence decides a
-   value of the asked kind.
+5. **Sufficiency** is judged on the evidence, not on scores: :func:`ragkit.resolution.resolve`
+   over the counted evidence decides a value of the asked kind, and the decisive sentence
+   must *predicate the asked attribute of the asked entity*: situated by its heading, table
+   header, title and the chain that led to it, it names a word of the asked attribute (the
+   thing, not only "completed"), and the codes and names the task qualifies it with (a value
+   stated without the code counts when a counted source states the same value for it). A
+   decisive source that fails is set aside and resolution runs again; when nothing in scope
+   states the attribute, the agent abstains and says what is missing. Cause questions take a
+   sentence that states a cause, from the thread of the asked event (the ticket the task's
+   own searches place best, by the cross-encoder's ranks, summed over the searches). A status
+   or date asked of a record reached *from* an identifier ("the fix for OPS-1003") is not read
+   from that identifier's own thread. Rule questions try the task's query variants before
+   following incident threads; an exception whose condition has ended sends the agent to the
+   rule it deferred to at once.
 6. **Contradiction search** once a value is decided: the condition of any conditional
    source (``until cutover`` -> ``<tenant> cutover completed``); when resolution finds the
    condition met, the rule the exception deferred, searched with the exception's own words;
@@ -440,13 +452,12 @@ class OfflineRun:
         if self.asked == "id" and self.frame.identifiers:
             from ragkit.values import asked_id_shape
 
-            if asked_id_shape(self.frame.task) not in (None, "key", "slug") and any(
+            if asked_id_shape(self.frame.task) not in (None, "slug") and any(
                 i.lower() in quote.lower() for i in self.frame.identifiers
             ):
                 return []
         title = str(use.item.get("title", ""))
-        kind = str(use.item.get("source_type", "")).replace("_", " ")  # a ticket comment is about a ticket
-        situated = " ".join([quote, _situation(text, raw), title, kind])
+        situated = " ".join([quote, _situation(text, raw), title])
         # reached along a chain: what named this record predicates it ("| OPS-7167 |" under
         # "Action items" makes OPS-7167's status the action item's status)
         situated += " " + self._leads_for(use)

@@ -24,6 +24,7 @@ from ragkit.cases import _MONTHS
 
 __all__ = [
     "STOP_WORDS",
+    "SAME_MEANING",
     "WEEKDAYS",
     "MONTH_NAMES",
     "COMPLETED",

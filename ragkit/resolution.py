@@ -21,7 +21,8 @@ The rules, in order (each rejection names a reason of :data:`ragkit.cases.REJECT
    ``effective_from`` means validity *unknown*: kept, said, never assumed current.
 4b. **lexical decoys**: when the question places its event in a month ("in September 2025"),
    a source that shares the question's identifier but is dated in another month, while a
-   source sharing it is dated in that month, is ``lexical_decoy``.
+   source sharing it is dated in that month, is ``lexical_decoy`` (unless it belongs to the
+   same thread: a comment closing the ticket a week later is the same event).
 5. **supersedes chains**: a source is ``superseded`` when a successor in the evidence is in
    effect. Chains are followed through ids missing from the evidence (A supersedes B, B
    supersedes C, only A and C delivered: C is superseded by A, and the record says B was
@@ -31,7 +32,10 @@ The rules, in order (each rejection names a reason of :data:`ragkit.cases.REJECT
    row, the table header). A value counts when its sentence shares a content word with the
    question, names the question's tenant or identifier, or states the source's own condition;
    if no value anywhere does, every value counts. Values the question itself names (its
-   ticket, its date) and values in headings (a comment's timestamp) are not answers. A value
+   ticket, its date), values in headings (a comment's timestamp) and in a table's header row
+   are not answers; a status is read only from a status field ("Status: blocked"), not from
+   prose ("until this is closed"). Words of one meaning (:data:`ragkit.relevance.SAME_MEANING`:
+   finished/completed, rolled out/deployed) match each other. A value
    stated without a code, identifier or tenant the question names (``GBP cutoff 14:30`` for
    an EUR question), against another value that names it, is a ``neighbouring_fact``; so is
    a source about another tenant than the one the question names, and one that holds no
@@ -476,6 +480,8 @@ class _Resolver:
                 sentence = text[a:b]
                 if sentence.lstrip().startswith("#") or is_heading_or_table_head(text, a, b):
                     continue  # a heading (a timestamp, a section title) or a column header is no claim
+                if v.form == "status" and not re.search(r"\b(status|state|result)\b", sentence, re.I):
+                    continue  # a status is stated by a status field; "until this is closed" states none
                 situated = sentence + "\n" + context(text, a)
                 matched = words(situated) & self.predicate
                 conditional = any(c.lower() in sentence.lower() for c in it.ev.envelope.conditions)

@@ -532,3 +532,52 @@ def test_demo_agent_part_prints_pipeline_and_agent_runs(bm25_toolbox):
     assert "EUR cutoff [pipeline, offline policy]" in text and "EUR cutoff [hybrid, offline policy]" in text
     assert "search(query='What is the EUR cutoff?'" in text and "decision record:" in text
     assert results[0].searches == 1 and results[1].searches >= 1
+
+
+def test_a_value_about_the_entity_but_not_the_asked_attribute_is_not_an_answer():
+    """The ask names an attribute (a sweep threshold) that no source states; a passage that names
+    the entity with an amount of another attribute must not be asserted: the agent abstains."""
+    shelf = [
+        *SHELF,
+        {
+            "doc_id": "ops-12",
+            "anchor": "impact",
+            "tenant": "acme",
+            "source_type": "ticket",
+            "authority": "support",
+            "published_at": "2026-01-12T08:00:00+00:00",
+            "effective_from": "2026-01-12T08:00:00+00:00",
+            "links": [],
+            "conditions": [],
+            "text": "Affected account acme-77; roughly 38 merchants and EUR 481,009.21 in the batch.",
+        },
+    ]
+    for placement in ("tool", "hybrid"):
+        result = Agent(ShelfToolbox(docs=shelf), placement=placement).run(
+            "What is the sweep threshold for acme-77?", as_of="2026-02-02"
+        )
+        assert result.abstained and result.value is None, result.answer
+        assert "481,009.21" not in result.answer and "sweep" in result.answer.lower()
+
+
+def test_a_stated_attribute_is_answered():
+    shelf = [
+        *SHELF,
+        {
+            "doc_id": "rb-sweeps",
+            "anchor": "thresholds",
+            "tenant": "acme",
+            "source_type": "runbook",
+            "authority": "operations",
+            "published_at": "2025-10-01T00:00:00+00:00",
+            "effective_from": "2025-10-01T00:00:00+00:00",
+            "links": [],
+            "conditions": [],
+            "text": "Sweep threshold for acme-77: EUR 640,000; anything above it moves at 17:00.",
+        },
+    ]
+    result = Agent(ShelfToolbox(docs=shelf), placement="hybrid").run(
+        "What is the sweep threshold for acme-77?", as_of="2026-02-02"
+    )
+    assert not result.abstained, result.answer
+    assert "640,000" in result.answer and "rb-sweeps#thresholds" in result.citations

@@ -691,3 +691,24 @@ def test_a_decision_from_a_whole_document_cites_its_section() -> None:
         record.decision is not None and record.decision.citation == "policy-v3#cutoffs-for-migrated-tenants"
     )
     assert doc.text[record.decision.start : record.decision.end] == "15:00"
+
+
+def test_a_status_is_read_from_a_status_field_not_from_prose():
+    ev = Evidence.of(
+        "ops-9-c1#top",
+        "Please keep one point of contact until this is closed.\n\nStatus: blocked.",
+        {"doc_id": "ops-9-c1", "authority": "support", "effective_from": "2026-01-05", "tenant": "acme"},
+    )
+    record = resolve("What is the status of OPS-9?", [ev], as_of="2026-02-01")
+    assert record.decision is not None and record.decision.value == "blocked"
+
+
+def test_a_column_header_is_not_a_value():
+    ev = Evidence.of(
+        "wiki-acme-review#incidents",
+        "| Ticket | Opened | Severity |\n|---|---|---|\n| OPS-1 | 2026-01-03 | P2 |",
+        {"doc_id": "wiki-acme-review", "authority": "operations", "effective_from": "2026-01-05",
+         "tenant": "acme"},
+    )
+    record = resolve("Who takes out-of-hours escalations for Acme incidents?", [ev], as_of="2026-02-01")
+    assert record.decision is None or record.decision.surface != "Ticket"
