@@ -397,10 +397,13 @@ def render(data: dict[str, Any]) -> str:
             cells = []
             for s in sizes:
                 v = rows[s]["values"].get(k)
-                cells.append("-" if v is None else f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.3g}")
+                cells.append("-" if v is None else f"{v:,.0f}" if abs(v) >= 1000 else f"{v:.4g}")
             lines.append(f"| {k} | {' | '.join(cells)} |")
-        cmds = sorted({f"`{rows[s]['command']}` ({rows[s]['date']}, load average {rows[s]['load']:.1f})"
-                       for s in sizes})
+        runs: dict[str, list[str]] = {}
+        for size in sizes:
+            runs.setdefault(rows[size]["command"], []).append(
+                f"{int(size):,}: {rows[size]['date']}, load average {rows[size]['load']:.1f}")
+        cmds = [f"`{c}` ({'; '.join(at)})" for c, at in runs.items()]
         sections.append(f"## {titles[part]}\n\n" + "\n".join(lines) + "\n\nProduced by " + "; ".join(cmds)
                         + ".")
     head = ("# Lexical and dense retrieval at scale (synthetic corpora)\n\n"
@@ -413,7 +416,8 @@ def render(data: dict[str, Any]) -> str:
             "`IndexSettings(dense_kind=\"auto\")`). One thread (`OMP_NUM_THREADS=1`), 2-core machine "
             "shared with four other engineers' jobs: latencies are measured under load; ratios are "
             "measured side by side in one loop.\n\n")
-    return head + "\n\n".join(sections) + "\n"
+    notes = data.get("notes")
+    return head + "\n\n".join(sections) + "\n" + (f"\n{notes.strip()}\n" if notes else "")
 
 
 def main(argv: list[str] | None = None) -> str:
@@ -432,6 +436,7 @@ def main(argv: list[str] | None = None) -> str:
     parser.add_argument("--index-dir", type=Path, default=Path("/tmp/ragkit-scale-index"))
     parser.add_argument("--result", type=Path, default=ROOT / "bench" / "results" / "scale.md")
     parser.add_argument("--fresh", action="store_true", help="do not merge with the existing JSON")
+    parser.add_argument("--notes", type=Path, default=None, help="Markdown appended after the tables")
     parser.add_argument("--merge", nargs="*", type=Path, default=[],
                         help="result JSON files of other runs to merge in (each row keeps its command)")
     args = parser.parse_args(argv)
@@ -439,8 +444,11 @@ def main(argv: list[str] | None = None) -> str:
     data: dict[str, Any] = {} if args.fresh or not store.is_file() else json.loads(store.read_text())
     for other in args.merge:
         for part, rows in json.loads(other.read_text()).items():
-            data.setdefault(part, {}).update(rows)
-    if args.merge and not args.sizes:
+            if isinstance(rows, dict):
+                data.setdefault(part, {}).update(rows)
+    if args.notes is not None:
+        data["notes"] = args.notes.read_text()
+    if (args.merge or args.notes is not None) and not args.sizes:
         store.write_text(json.dumps(data, indent=1))
         args.result.write_text(render(data))
     cmd = ("OMP_NUM_THREADS=1 python bench/scale.py "
