@@ -651,6 +651,38 @@ class OfflineRun:
                 )
         return None
 
+    def _citing_rules(self, state: AgentState, judgement: Judgement) -> Action | None:
+        """A value decided from a rule (runbook, policy): ask what links to that rule, and read
+        the rules among them; a newer rule that overrides another usually cites it ("tenants
+        that have not completed cutover keep the EUR cutoff in the settlement runbook")."""
+        rules = ("policy", "runbook")
+        have = {str(u.item.get("doc_id")) for u in _read(state)} | self.fetched
+        for step in state.steps:
+            if step.action != "related" or step.refused is not None or not step.ok:
+                continue
+            found = [
+                str(d.get("doc_id"))
+                for d in step.response.get("linked_from") or []
+                if d.get("source_type") in rules
+                and d.get("validity") not in ("expired", "not_yet_valid")
+                and str(d.get("doc_id")) not in have
+            ]
+            if found:
+                batch = found[:4]
+                self.fetched.update(batch)
+                self.linked.update(batch)
+                cited = step.arguments.get("doc_id")
+                return Action("fetch", {"ids": batch}, f"read the rules that cite {cited}")
+        decision = judgement.record.decision
+        holder = _holder(judgement.counted, decision) if decision is not None else None
+        if holder is None or holder.item.get("source_type") not in rules:
+            return None
+        doc_id = str(holder.item.get("doc_id"))
+        if doc_id in self.related_done:
+            return None
+        self.related_done.add(doc_id)
+        return Action("related", {"doc_id": doc_id}, f"what cites or supersedes {doc_id}, the decisive rule")
+
     def _contradiction(self, state: AgentState, judgement: Judgement) -> Action | None:
         """Narrow searches for what would overturn the decided value (CURRICULUM section 7).
 
@@ -687,6 +719,9 @@ class OfflineRun:
                         f"contradiction: is the condition '{condition}' of {use.citation} met?",
                     )
         action = self._deferred(state, judgement)
+        if action is not None:
+            return action
+        action = self._citing_rules(state, judgement)
         if action is not None:
             return action
         if self.contradiction >= 2:
