@@ -575,9 +575,33 @@ def _run_pipeline(ray: Any, root: Path, files: list[Path], config: MilvusConfig,
             bar.update(done.documents + len(done.skipped))
     if bar is not None:
         bar.close()
-    from ragkit.milvus import MilvusIndex
+    _flush(config)
 
-    MilvusIndex.open(config).flush()
+
+def _flush(config: MilvusConfig, attempts: int = 4) -> None:
+    """Seal the written rows (as ``MilvusIndex.flush``) over a new connection, retried on failure.
+
+    Not through the driver's cached pymilvus connection: it sat idle through the pipeline, and
+    pymilvus' channels ping every 10 s even without calls, which the Milvus server answers after
+    a few pings with GOAWAY "Too many pings"; reconnecting it can then fail against a live
+    server. This connection pings only during calls, on a gRPC subchannel of its own.
+    """
+    from pymilvus import MilvusClient
+
+    for attempt in range(attempts):
+        try:
+            client = MilvusClient(uri=config.uri, token=config.token, timeout=60, dedicated=True,
+                                  grpc_options={"grpc.keepalive_permit_without_calls": 0})
+            try:
+                for name in (config.collection, config.docs_collection):
+                    client.flush(name)
+            finally:
+                client.close()
+            return
+        except Exception as exc:
+            if type(exc).__name__ != "MilvusException" or attempt == attempts - 1:
+                raise
+            time.sleep(2.0 * 2**attempt)
 
 
 def _ragkit_cause(exc: BaseException) -> RagkitError | None:
