@@ -446,9 +446,9 @@ class SegmentedBM25:
         self._cached = 0
         self._cache_lock = threading.Lock()
 
-    #: Postings whose per-term weights one snapshot keeps (4 bytes each, 12 in a segment after the first;
-    #: at most 128-384 MB); see :meth:`_term`.
-    CACHE_POSTINGS = 32_000_000
+    #: Postings whose per-term weights one snapshot keeps (16 bytes each: slot and weight, at most
+    #: 256 MB); see :meth:`_term`.
+    CACHE_POSTINGS = 16_000_000
 
     def _length_norm(self, s: int) -> np.ndarray:
         """``k1 * (1 - b + b * dl / avgdl)`` per row of segment ``s`` (float32, made on first use)."""
@@ -487,9 +487,9 @@ class SegmentedBM25:
             for s, rows, tf in found:
                 tf32 = np.asarray(tf, dtype=np.float32)
                 weight = (idf * tf32 / (tf32 + self._length_norm(s)[rows])).astype(np.float32)
-                offset = int(self.offsets[s])
-                slots = np.asarray(rows, dtype=np.int64) + offset if offset else np.asarray(rows)
-                out.append((slots, weight))
+                # kept as the types the scatter-add uses (intp, float64): no conversion per query
+                slots = np.asarray(rows, dtype=np.intp) + int(self.offsets[s])
+                out.append((slots, weight.astype(np.float64)))
         size = sum(len(w) for _, w in out)
         with self._cache_lock:
             if self._cached + size <= self.CACHE_POSTINGS:
@@ -509,19 +509,11 @@ class SegmentedBM25:
                                   field="query")
         if not self.n_live:
             return np.zeros(len(self), dtype=np.float64)
-        slots_parts, weight_parts = [], []
+        out = np.zeros(len(self), dtype=np.float64)
         for term, times in Counter(self.tokenize(query)).items():
-            for slots, weight in self._term(term):
-                slots_parts.append(slots)
-                weight_parts.append(weight if times == 1 else times * weight)
-        if len(slots_parts) <= 1:  # a term's slots are distinct: plain assignment
-            out = np.zeros(len(self), dtype=np.float64)
-            if slots_parts:
-                out[slots_parts[0]] = weight_parts[0]
-            return out
-        # one pass over every posting of the query (terms added in query order, in float64)
-        return np.bincount(np.concatenate(slots_parts), weights=np.concatenate(weight_parts),
-                           minlength=len(self))
+            for slots, weight in self._term(term):  # a term's slots are distinct: a plain scatter-add
+                out[slots] += weight if times == 1 else times * weight
+        return out
 
     def __len__(self) -> int:
         return int(self.offsets[-1])
