@@ -139,7 +139,7 @@ GENERIC = frozenset(
 FRAME = frozenset(
     "settlement settlements batch batches platform tenant tenants payment payments date dates day days "
     "time times number numbers percentage percent amount amounts figure name names value level many much "
-    "long who whom takes take taken status".split()
+    "long who whom takes take taken status change changes production".split()
 )
 
 
@@ -276,7 +276,8 @@ class OfflineRun:
         # the decisive passage must name what the task qualifies the question with (CHF, EUR, a
         # surname) and state the asked attribute: otherwise it states a neighbouring fact; set it
         # aside and resolve again
-        for _ in range(6):
+        checked = False
+        for _ in range(40):
             if record.decision is None:
                 break
             found = _holder(pool, record.decision)
@@ -286,17 +287,24 @@ class OfflineRun:
             # 16:00"); a value no source ties to the code (a CHF cutoff nobody states) is not
             codes = [q for q in lacking if q in self.frame.qualifiers]
             words = [q for q in lacking if q.startswith("any of")]
-            if (codes or words) and _stated_for(
+            # (only for a conditional exception, which states its value tersely)
+            terse = found is not None and bool(found.item.get("conditions"))
+            if terse and (codes or words) and _stated_for(
                 counted, str(record.decision.surface), codes, self._focus() if words else ()
             ):
                 lacking = [q for q in lacking if q not in codes and q not in words]
             if found is not None and not lacking and state.placement != "pipeline":
                 lacking = self._unpredicated(found, record.decision)
-                if lacking and _stated_for(
-                    counted, str(record.decision.surface), self.frame.qualifiers, self.attribute_terms()
+                if lacking and terse and _stated_for(
+                    counted,
+                    str(record.decision.surface),
+                    self.frame.qualifiers,
+                    self.attribute_things() or self.attribute_terms(),
+                    besides=str(record.decision.quote),
                 ):
                     lacking = []
             if found is None or not lacking:
+                checked = True
                 break
             pool.remove(found)
             counted.remove(found)
@@ -315,7 +323,8 @@ class OfflineRun:
             record.rejected.append(
                 Rejected(use.citation, str(use.item.get("doc_id")), reason, f"set aside by the agent: {why}")
             )
-        decided = record.status == "decided" and record.decision is not None
+        # a decision the checks above never passed (they ran out) is not one
+        decided = record.status == "decided" and record.decision is not None and checked
         missing = "" if decided else self._missing(record, counted)
         return Judgement(counted, aside, record, decided, missing)
 
@@ -431,6 +440,14 @@ class OfflineRun:
                     out.append(part)
         return list(dict.fromkeys(out))
 
+    def attribute_things(self) -> list[str]:
+        """The attribute terms that name a thing (cutover, reserve), not only that something
+        happened (completed, fixed, approved: :data:`ragkit.relevance.SAME_MEANING` classes)."""
+        from ragkit.relevance import SAME_MEANING
+
+        verbs = {g[0] for g in SAME_MEANING}
+        return [t for t in self.attribute_terms() if _stem5(t) not in verbs]
+
     def _unpredicated(self, use: EvidenceUse, decision: Any) -> list[str]:
         """Why the decisive sentence does not state the asked attribute ([] when it does).
 
@@ -464,10 +481,7 @@ class OfflineRun:
         have = _stems(situated)
         # a word that only says something happened (completed, fixed, approved) does not say what
         # did: when the ask names the thing (cutover, reserve), the sentence must name it too
-        from ragkit.relevance import SAME_MEANING
-
-        verbs = {g[0] for g in SAME_MEANING}
-        things = [t for t in terms if _stem5(t) not in verbs]
+        things = self.attribute_things()
         if any(_stem5(t) in have for t in (things or terms)):
             return []
         return ["a sentence that states " + " / ".join(terms[:4])]
@@ -534,7 +548,12 @@ class OfflineRun:
             self.fetched.update(batch)
             self.linked.update(batch)
             return Action("fetch", {"ids": batch}, "read documents linked from the evidence")
-        for use in judgement.counted:
+        # what a listing of links showed: the ticket's comments and reviews, read by id
+        listed = self._listed(state, ("ticket_comment", "postmortem"), have_docs)
+        if listed is not None:
+            return listed
+        # with no search left, a ticket's thread is listed by its links instead of searched
+        for use in judgement.counted if state.searches_left <= 0 else ():
             doc_id = str(use.item.get("doc_id"))
             if use.item.get("source_type") == "ticket" and doc_id not in self.related_done:
                 self.related_done.add(doc_id)
@@ -651,28 +670,35 @@ class OfflineRun:
                 )
         return None
 
-    def _citing_rules(self, state: AgentState, judgement: Judgement) -> Action | None:
-        """A value decided from a rule (runbook, policy): ask what links to that rule, and read
-        the rules among them; a newer rule that overrides another usually cites it ("tenants
-        that have not completed cutover keep the EUR cutoff in the settlement runbook")."""
-        rules = ("policy", "runbook")
-        have = {str(u.item.get("doc_id")) for u in _read(state)} | self.fetched
+    def _listed(self, state: AgentState, kinds: Sequence[str], have: set[str]) -> Action | None:
+        """Read (up to 4 at a time) the documents of ``kinds`` that a ``related`` listing showed
+        linking to a record, in effect and not yet read."""
         for step in state.steps:
             if step.action != "related" or step.refused is not None or not step.ok:
                 continue
             found = [
                 str(d.get("doc_id"))
                 for d in step.response.get("linked_from") or []
-                if d.get("source_type") in rules
+                if d.get("source_type") in kinds
                 and d.get("validity") not in ("expired", "not_yet_valid")
                 and str(d.get("doc_id")) not in have
+                and str(d.get("doc_id")) not in self.fetched
             ]
             if found:
                 batch = found[:4]
                 self.fetched.update(batch)
                 self.linked.update(batch)
-                cited = step.arguments.get("doc_id")
-                return Action("fetch", {"ids": batch}, f"read the rules that cite {cited}")
+                return Action("fetch", {"ids": batch}, f"read what links to {step.arguments.get('doc_id')}")
+        return None
+
+    def _citing_rules(self, state: AgentState, judgement: Judgement) -> Action | None:
+        """A value decided from a rule (runbook, policy): ask what links to that rule, and read
+        the rules among them; a newer rule that overrides another usually cites it ("tenants
+        that have not completed cutover keep the EUR cutoff in the settlement runbook")."""
+        rules = ("policy", "runbook")
+        listed = self._listed(state, rules, {str(u.item.get("doc_id")) for u in _read(state)})
+        if listed is not None:
+            return listed
         decision = judgement.record.decision
         holder = _holder(judgement.counted, decision) if decision is not None else None
         if holder is None or holder.item.get("source_type") not in rules:
@@ -810,10 +836,15 @@ def _situation(text: str, quote: str) -> str:
 
 
 def _stated_for(
-    uses: Sequence[EvidenceUse], surface: str, codes: Sequence[str], focus: Sequence[str] = ()
+    uses: Sequence[EvidenceUse],
+    surface: str,
+    codes: Sequence[str],
+    focus: Sequence[str] = (),
+    *,
+    besides: str = "",
 ) -> bool:
-    """Whether a sentence of ``uses`` states ``surface``, names every code of ``codes`` and (if
-    given) a word of ``focus``."""
+    """Whether a sentence of ``uses`` other than ``besides`` states ``surface``, names every code
+    of ``codes`` and (if given) a word of ``focus``."""
     from ragkit.values import sentence_spans
 
     if not surface.strip():
@@ -824,6 +855,8 @@ def _stated_for(
             sentence = text[a:b]
             if surface not in sentence or not all(re.search(rf"\b{re.escape(c)}\b", sentence) for c in codes):
                 continue
+            if besides and " ".join(sentence.split()) == " ".join(besides.split()):
+                continue
             if not focus or any(_stem5(w) in _stems(sentence) for w in focus):
                 return True
     return False
@@ -831,13 +864,14 @@ def _stated_for(
 
 def _named_in(state: AgentState, citation: str, ident: str, sentence: str = "") -> str:
     """The line of ``citation``'s text that names ``ident`` (or ``sentence``), situated by its
-    heading and table header, and the record's title."""
+    heading and table header ("" when no line names it)."""
     use = state.evidence.get(citation)
     if use is None:
         return sentence
     text = str(use.item.get("text", ""))
     line = sentence or next((ln for ln in text.splitlines() if ident.lower() in ln.lower()), "")
-    return " ".join([line, _situation(text, line) if line else "", str(use.item.get("title", ""))])
+    # only a line that names the record predicates it; a bare envelope link says nothing about it
+    return " ".join([line, _situation(text, line)]) if line else ""
 
 
 def _holder(pool: Sequence[EvidenceUse], decision: Any) -> EvidenceUse | None:
