@@ -152,7 +152,10 @@ class MilvusConfig:
                     f"a local Milvus file ({uri}) needs milvus-lite 2.5.x and, for its import, setuptools "
                     f"< 81 ({exc}); pip install 'ragkit[scale]', or start a server with "
                     "ragkit.milvus.start_local(dir) and use its http:// uri") from None
-        return MilvusClient(uri=uri, token=self.token, timeout=60)
+        # no keepalive pings on an idle connection: milvus-lite answers them with GOAWAY "too many pings"
+        # after ~30 s idle, which breaks a client reused after a long pipeline stage
+        return MilvusClient(uri=uri, token=self.token, timeout=60,
+                            grpc_options={"grpc.keepalive_permit_without_calls": 0})
 
 
 # -- local server ---------------------------------------------------------------------------------
@@ -450,8 +453,8 @@ class MilvusIndex:
         if stray:
             raise ValidationError(f"write: chunks of documents not in this batch: {stray[:5]}",
                                   field="chunks")
-        if replace and docs:
-            self._delete_entities(list(by_id))
+        # every entity is built (and so validated) before the old rows are deleted: a document the
+        # engine would refuse keeps what it had instead of losing it
         chunk_rows = [_chunk_entity(c, by_id[c.doc_id].envelope, v)
                       for c, v in zip(rows, vectors, strict=True)]
         doc_rows: list[dict[str, Any]] = []
@@ -462,6 +465,8 @@ class MilvusIndex:
             if c.kind == "section":
                 header = {**_chunk_meta(c), "doc_id": c.doc_id}
                 doc_rows += _text_entities("section", c.doc_id, c.chunk_id, header, c.text)
+        if replace and docs:
+            self._delete_entities(list(by_id))
         for i in range(0, len(chunk_rows), _BATCH):
             self.client.insert(self.config.collection, chunk_rows[i:i + _BATCH])
         for i in range(0, len(doc_rows), _BATCH):

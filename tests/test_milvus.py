@@ -204,6 +204,16 @@ def test_deleted_never_resurfaces_and_old_text_never_returns(milvus_uri):
         with pytest.raises(ValidationError, match="vectors"):
             index.write([other], chunk_documents([other], index.settings.chunker),
                         np.zeros((0, embedder.dim)))
+        # a new version the engine would refuse (a chunk over the VARCHAR limit) keeps the old rows
+        huge = Document(Envelope("zebra-doc", version="3"), "# Zebra\n\n" + "x" * 70_000 + "\n")
+        huge_chunks = [c for c in chunk_documents([huge], index.settings.chunker)]
+        with pytest.raises(ValidationError, match="VARCHAR"):
+            index.write([huge], huge_chunks,
+                        np.zeros((sum(c.kind == "chunk" for c in huge_chunks), embedder.dim), np.float32))
+        kept = index.snapshot()
+        assert kept.documents["zebra-doc"].text == new
+        assert any(kept.rows[r].doc_id == "zebra-doc"
+                   for r in kept.search_lexical("Narwhal sonar 4410", 10, None).ids)
     finally:
         index.drop()
 
