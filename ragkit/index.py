@@ -80,15 +80,17 @@ class IndexSettings:
 
     Attributes:
         chunker: chunking method, budget, overlap and preamble mode.
-        dense_kind: ``"flat"`` (exact, the default), ``"hnsw"``, or ``"auto"``: HNSW for a segment of
-            :data:`ragkit.dense.HNSW_MIN_ROWS` rows or more (exact search would exceed 5 ms per query
-            there; ``bench/results/scale.md``), exact below. The HNSW graph is saved with its segment.
+        dense_kind: ``"auto"`` (the default): HNSW for a segment of :data:`ragkit.dense.HNSW_MIN_ROWS`
+            rows or more (exact search would exceed 5 ms per query there, and HNSW keeps recall@10
+            >= 0.97 against exact up to 1M rows; ``bench/results/scale.md``), exact below; or force
+            ``"flat"`` (exact) or ``"hnsw"``. The HNSW graph is saved with its segment.
         bm25_stemmer / bm25_stopwords: BM25 analysis (``None`` disables).
-        embedder: model name (``None``: ``RAGKIT_EMBEDDER`` or the bundled MiniLM).
+        embedder: model name (``None``: ``RAGKIT_EMBEDDER`` or the bundled default,
+            :data:`ragkit.models.DEFAULT_EMBEDDER`).
     """
 
     chunker: ChunkerSettings = field(default_factory=ChunkerSettings)
-    dense_kind: str = "flat"
+    dense_kind: str = "auto"
     bm25_stemmer: str | None = "english"
     bm25_stopwords: str | None = "en"
     embedder: str | None = None

@@ -812,8 +812,8 @@ def _without_filter(filters: Filters, name: str) -> Filters:
     return replace(filters, **{name: None})  # type: ignore[arg-type]
 
 
-_TRACE_COLUMNS = ("chunk_id", "lexical_rank", "dense_rank", "fused_rank", "rerank_rank", "final_rank",
-                  "delivered")
+_TRACE_COLUMNS = ("chunk_id", "tenant", "lexical_rank", "dense_rank", "fused_rank", "rerank_rank",
+                  "final_rank", "delivered")  # tenant: lets a reader of the trace check isolation
 
 
 def _compact_trace(trace: Any, width: int = 20) -> dict[str, Any]:
