@@ -864,14 +864,13 @@ def _stated_for(
 
 def _named_in(state: AgentState, citation: str, ident: str, sentence: str = "") -> str:
     """The line of ``citation``'s text that names ``ident`` (or ``sentence``), situated by its
-    heading and table header ("" when no line names it)."""
+    heading and table header, and the record's title."""
     use = state.evidence.get(citation)
     if use is None:
         return sentence
     text = str(use.item.get("text", ""))
     line = sentence or next((ln for ln in text.splitlines() if ident.lower() in ln.lower()), "")
-    # only a line that names the record predicates it; a bare envelope link says nothing about it
-    return " ".join([line, _situation(text, line)]) if line else ""
+    return " ".join([line, _situation(text, line) if line else "", str(use.item.get("title", ""))])
 
 
 def _holder(pool: Sequence[EvidenceUse], decision: Any) -> EvidenceUse | None:
