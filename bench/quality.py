@@ -36,6 +36,7 @@ SETS = ("scifact-train", "pydoc", "ops-all", "ops-multi_hop", "ops-vocabulary_mi
 #: Variants of the funnel (settings overrides) measured beside the ablations.
 VARIANTS: dict[str, dict[str, Any]] = {
     "w1:1": {"rerank_weight": 1.0},
+    "w2:3": {"rerank_weight": 1.5},
     "w1:3": {"rerank_weight": 3.0},
     "d20": {"rerank_depth": 20},
     "d10": {"rerank_depth": 10},

@@ -41,6 +41,9 @@ from ragkit.scope import Scope  # noqa: E402
 OPTIONS: list[tuple[str, dict[str, Any]]] = [
     ("no rerank (RRF order)", {"rerank_mode": "none"}),
     ("depth 30, 256 tok", {"rerank_depth": 30, "rerank_tokens": 256}),
+    ("depth 30, 256 tok, fusion 2:3", {"rerank_depth": 30, "rerank_tokens": 256, "rerank_weight": 1.5}),
+    ("depth 30, 256 tok, fusion 1:2 (former)", {"rerank_depth": 30, "rerank_tokens": 256,
+                                                "rerank_weight": 2.0}),
     ("depth 20, 256 tok", {"rerank_depth": 20, "rerank_tokens": 256}),
     ("depth 12, 256 tok", {"rerank_depth": 12, "rerank_tokens": 256}),
     ("depth 30, 128 tok", {"rerank_depth": 30, "rerank_tokens": 128}),
