@@ -159,6 +159,8 @@ class _PinnedReranker:
 
     def score(self, query: str, passages: Sequence[str], *, batch_size: int | None = None,
               max_length: int | None = None) -> np.ndarray:
+        from ragkit.evaluation import _takes
+
         # explicit keywords: ragkit.rerank passes max_length only to a score() that names it
         kwargs: dict[str, Any] = {"batch_size": batch_size}
         if max_length is not None and _takes(self.inner.score, "max_length"):
@@ -433,14 +435,3 @@ def _judge(name: str, case: Any, result: Any, search_traces: Callable[[Any], Any
     if leaked:
         return f"{len(leaked)} candidate(s) of tenant {original!r} seen: {', '.join(leaked[:5])}"
     return None
-
-
-def _takes(fn: Any, name: str) -> bool:
-    """Whether ``fn`` accepts the keyword ``name`` (a custom reranker may not offer max_length)."""
-    import inspect
-
-    try:
-        params = inspect.signature(fn).parameters
-    except (TypeError, ValueError):
-        return False
-    return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
