@@ -115,6 +115,16 @@ def test_quality(tmp_path, tiny_sets):
     assert all(0.0 <= float(c.strip("*")) <= 1.0 for c in rows[1][3:])
 
 
+def test_bm25_params(tmp_path, tiny_sets):
+    out = tmp_path / "bp.md"
+    run("bm25_params.py", "--sets", "tiny", "--sets-dir", str(tiny_sets), "--cache", str(tmp_path / "cache"),
+        "--k1", "1.2", "1.5", "--b", "0.75", "--result", str(out))
+    rows = table(out)
+    assert rows[0] == ["k1 \\ b", "0.75"] and [r[0] for r in rows[1:]] == ["1.2", "1.5"]
+    assert "(default)" in rows[2][1]
+    assert all(0.0 <= float(c.strip("*").split()[0]) <= 1.0 for r in rows[1:] for c in r[1:])
+
+
 def test_rerank_modes(tmp_path, tiny_sets):
     out = tmp_path / "rm.md"
     run("rerank_modes.py", "--sets", "tiny", "--sets-dir", str(tiny_sets), "--no-build", "--max-queries", "2",

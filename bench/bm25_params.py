@@ -1,0 +1,111 @@
+"""BM25's k1 (term-frequency saturation) and b (document-length normalisation), swept.
+
+The lexical retriever alone (no dense list, no reranker), documents scored by their best chunk,
+nDCG@10 on each BEIR-format set. Each set's index is the one ``bench/quality.py`` builds and
+caches (same names, same settings), so the postings are shared; only the BM25 scorer over them
+is rebuilt per (k1, b). Lexical-only runs are cheap, so every judged query is used unless
+``--max-queries`` says otherwise.
+
+    python bench/bm25_params.py --sets scifact-train pydoc ops-all
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from ragkit.beir import load_beir  # noqa: E402
+from ragkit.compare import _doc_run, beir_index  # noqa: E402
+from ragkit.funnel import Funnel, FunnelSettings  # noqa: E402
+from ragkit.index import IndexSettings  # noqa: E402
+from ragkit.lexical import BM25_PARAMS, SegmentedBM25  # noqa: E402
+from ragkit.metrics import evaluate  # noqa: E402
+
+SCIFACT = ROOT.parent / "shared" / "data" / "scifact-train"
+K1 = (0.9, 1.2, 1.5, 2.0)
+B = (0.4, 0.6, 0.75, 0.9)
+
+
+def folder(name: str, sets_dir: Path) -> Path:
+    """Where a set named on the command line lives."""
+    return SCIFACT if name == "scifact-train" else sets_dir / name
+
+
+def sweep(path: Path, name: str, cache: Path, embedder: str, max_queries: int,
+          grid: list[tuple[float, float]]) -> tuple[int, dict[tuple[float, float], float]]:
+    """nDCG@10 of BM25 alone for each (k1, b) on one set; returns (queries, {(k1, b): ndcg})."""
+    data = load_beir(path, split="train" if name == "scifact-train" else "test")
+    index, back = beir_index(data, name=f"{name}-{embedder}", cache_dir=cache,
+                             settings=IndexSettings(embedder=embedder))
+    snap = index.snapshot()
+    qids = sorted(q for q in data.queries if data.qrels.get(q))[: max_queries or None]
+    qrels = {q: data.qrels[q] for q in qids}
+    settings = FunnelSettings(retrievers=("lexical",), rerank_mode="none", candidates=100, deliver=1,
+                              expand=False)
+    out = {}
+    for k1, b in grid:
+        snap.lexical = SegmentedBM25([s.postings for s in snap.segments], snap.live,
+                                     stemmer=snap.settings.bm25_stemmer,
+                                     stopwords=snap.settings.bm25_stopwords, k1=k1, b=b)
+        funnel = Funnel(snap, settings)
+        runs = {q: _doc_run(funnel.search(data.queries[q]), back) for q in qids}
+        out[(k1, b)] = evaluate(runs, qrels, ["ndcg@10"])["ndcg@10"]
+        print(name, k1, b, round(out[(k1, b)], 4), flush=True)
+    return len(qids), out
+
+
+def main(argv: list[str] | None = None) -> str:
+    """Run the sweep and write the Markdown table (also returned)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sets", nargs="*", default=["scifact-train", "pydoc", "ops-all"])
+    parser.add_argument("--embedder", default="bge")
+    parser.add_argument("--max-queries", type=int, default=0, help="0: every judged query")
+    parser.add_argument("--k1", type=float, nargs="*", default=list(K1))
+    parser.add_argument("--b", type=float, nargs="*", default=list(B))
+    parser.add_argument("--sets-dir", type=Path, default=ROOT / ".ragkit-cache" / "beir-sets")
+    parser.add_argument("--cache", type=Path, default=ROOT / ".ragkit-cache" / "beir")
+    parser.add_argument("--result", type=Path, default=ROOT / "bench" / "results" / "bm25_params.md")
+    args = parser.parse_args(argv)
+    grid = [(k1, b) for k1 in args.k1 for b in args.b]
+    default = (BM25_PARAMS["k1"].default, BM25_PARAMS["b"].default)
+    lines = ["# BM25 k1 and b, swept (lexical retriever alone, nDCG@10)\n",
+             f"Command: `python bench/bm25_params.py {' '.join(sys.argv[1:])}` on "
+             f"{dt.date.today().isoformat()}; documents by their best chunk; ragkit's tokeniser "
+             f"(identifiers kept whole and split, English stemmer, stopwords). The default is "
+             f"k1={default[0]}, b={default[1]}.\n"]
+    for name in args.sets:
+        path = folder(name, args.sets_dir)
+        if not path.is_dir():
+            lines.append(f"{name}: skipped ({path} is absent)\n")
+            continue
+        t = time.perf_counter()
+        n, scores = sweep(path, name, args.cache, args.embedder, args.max_queries, grid)
+        best = max(scores.values())
+        lines.append(f"## {name} ({n} queries, {time.perf_counter() - t:.0f} s)\n")
+        lines.append("| k1 \\ b | " + " | ".join(str(b) for b in args.b) + " |")
+        lines.append("|---|" + "---|" * len(args.b))
+        for k1 in args.k1:
+            cells = []
+            for b in args.b:
+                v = scores[(k1, b)]
+                text = f"{v:.4f}"
+                if (k1, b) == default:
+                    text += " (default)"
+                cells.append(f"**{text}**" if v == best else text)
+            lines.append(f"| {k1} | " + " | ".join(cells) + " |")
+        lines.append("")
+    text = "\n".join(lines) + "\n"
+    args.result.parent.mkdir(parents=True, exist_ok=True)
+    args.result.write_text(text)
+    print(text)
+    return text
+
+
+if __name__ == "__main__":
+    main()
