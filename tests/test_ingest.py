@@ -96,13 +96,17 @@ def test_report_counts_documents_and_names_the_broken_file(ingested, reference, 
 
 
 @pytest.mark.milvus
+
+def assert_same_rows(rows, expected, *, atol):
+    """The same chunk ids, each with a vector within ``atol`` of the expected one."""
+    assert set(rows) == set(expected)
+    for chunk_id, vector in expected.items():
+        np.testing.assert_allclose(rows[chunk_id], vector, atol=atol, err_msg=chunk_id)
+
 @pytest.mark.slow
 def test_rows_equal_index_build(ingested, reference, config):
-    rows = milvus_rows(config)
     ref = {c.chunk_id: v for c, v in zip(reference.rows, reference.vectors, strict=True)}
-    assert set(rows) == set(ref)
-    for chunk_id, vector in ref.items():
-        np.testing.assert_allclose(rows[chunk_id], vector, atol=1e-5, err_msg=chunk_id)
+    assert_same_rows(milvus_rows(config), ref, atol=1e-5)
 
 
 @pytest.mark.milvus
@@ -180,10 +184,7 @@ def test_single_process_ingest_writes_the_same_rows(ingested, config, corpus):
     assert (report.documents, report.chunks, report.rows_written) == \
         (ingested.documents, ingested.chunks, ingested.rows_written)
     assert sorted(s.path for s in report.skipped) == sorted(s.path for s in ingested.skipped)
-    ray_rows, single_rows = milvus_rows(config), milvus_rows(single)
-    assert set(ray_rows) == set(single_rows)
-    for chunk_id, vector in ray_rows.items():
-        np.testing.assert_allclose(single_rows[chunk_id], vector, atol=1e-6, err_msg=chunk_id)
+    assert_same_rows(milvus_rows(single), milvus_rows(config), atol=1e-6)
 
 
 @pytest.mark.milvus
