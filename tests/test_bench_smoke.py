@@ -162,3 +162,18 @@ def test_corpus_recall(tmp_path, tiny_index):
     run("corpus_recall.py", "--index", str(tiny_index), "--result", str(out))
     rows = table(out)
     assert rows[1][0] == "all" and all("/" in c for c in rows[1][2:])
+
+
+def test_rerankers_smoke(tmp_path, tiny_sets, tiny_index):
+    out = tmp_path / "rr.md"
+    run("rerankers.py", "--sets", "tiny", "--sets-dir", str(tiny_sets), "--cache", str(tmp_path / "cache"),
+        "--max-queries", "2", "--options", "ce256", "colbert256", "--course-index", str(tiny_index),
+        "--max-cases", "2", "--result", str(out))
+    rows = table(out)
+    assert [r[4] for r in rows[1:]] == ["ce256", "colbert256"] and rows[1][0] == "tiny"
+    assert all(0.0 <= float(c) <= 1.0 for r in rows[1:] for c in r[2:4] + r[5:7])
+    assert all(float(r[8]) >= 0 for r in rows[1:])
+    course = tmp_path / "course.md"
+    course.write_text(out.read_text().split("## Course corpus")[1])
+    assert [r[0] for r in table(course)[1:]] == ["first stage (rrf, no rerank)", "ce256 rerank", "ce256 rrf",
+                                                 "colbert256 rerank", "colbert256 rrf"]
