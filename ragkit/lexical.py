@@ -15,6 +15,10 @@ The caller's scope arrives as a boolean ``mask`` over corpus rows and is applied
 while scoring, before top-k selection: a row outside the mask is never returned,
 at any ``k``.
 
+:class:`SegmentedBM25` (the index's scorer) can also expand a query by pseudo-relevance
+feedback (:class:`Feedback`, RM3): the terms of the best first-pass rows *inside the
+mask* are added to the query with a weight, and the expanded query is scored again.
+
 Reference: Robertson and Zaragoza, "The Probabilistic Relevance Framework: BM25
 and Beyond", 2009; Kamphuis et al., "Which BM25 Do You Mean?", ECIR 2020.
 
@@ -36,6 +40,7 @@ import re
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -44,7 +49,7 @@ import numpy as np
 from ragkit.errors import ValidationError
 from ragkit.fusion import Param, Ranking
 
-__all__ = ["BM25_PARAMS", "ENGINES", "BM25Retriever", "Postings", "SegmentedBM25", "tokenize"]
+__all__ = ["BM25_PARAMS", "ENGINES", "BM25Retriever", "Feedback", "Postings", "SegmentedBM25", "tokenize"]
 
 #: BM25's tunable parameters (Lucene/Elasticsearch defaults are k1=1.2, b=0.75).
 BM25_PARAMS: Mapping[str, Param] = {
@@ -263,6 +268,51 @@ class BM25Retriever:
         return mask
 
 
+# ---------------------------------------------------------------- feedback
+
+
+@dataclass(frozen=True)
+class Feedback:
+    """RM3 pseudo-relevance feedback for :class:`SegmentedBM25` (``retriever.feedback = Feedback()``).
+
+    After a first BM25 pass, the ``docs`` best rows (inside the caller's mask; never any other
+    row) give a relevance model: ``p(t|R) = sum_d w_d * tf(t, d) / len(d)`` with ``w_d`` the
+    row's first-pass score divided by the sum of the ``docs`` scores. Its ``terms`` most likely
+    terms (ties: alphabetical; tokens of one character are skipped), renormalised to sum 1, are
+    mixed with the query's own term distribution ``q(t) = count / len(query tokens)`` as
+    ``orig_weight * q(t) + (1 - orig_weight) * p(t|R)``, scaled by ``len(query tokens)`` (so
+    with ``orig_weight=1`` the query is scored exactly as without feedback), and the weighted
+    query is scored in a second BM25 pass (a term's BM25 contribution times its weight).
+
+    Reference: Lavrenko and Croft, "Relevance-Based Language Models", SIGIR 2001; RM3 as in
+    Anserini (Lin et al., "Anserini", 2017), whose defaults are ``docs=10, terms=10,
+    orig_weight=0.5``.
+
+    Raises:
+        ValidationError: ``docs`` or ``terms`` not an int >= 1, ``orig_weight`` outside [0, 1].
+
+    Example:
+        >>> Feedback(docs=5, terms=20, orig_weight=0.7)
+        Feedback(docs=5, terms=20, orig_weight=0.7)
+    """
+
+    docs: int = 10
+    terms: int = 10
+    orig_weight: float = 0.5
+
+    def __post_init__(self) -> None:
+        for name in ("docs", "terms"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+                raise ValidationError(f"Feedback: {name}={value!r}; expected an int >= 1 (use "
+                                      "retriever.feedback = None to turn feedback off)", field=name)
+        w = self.orig_weight
+        if isinstance(w, bool) or not isinstance(w, (int, float)) or not 0.0 <= float(w) <= 1.0:
+            raise ValidationError(f"Feedback: orig_weight={w!r}; expected a number in [0, 1] (the weight "
+                                  "of the original query; 1 keeps it unexpanded)", field="orig_weight")
+        object.__setattr__(self, "orig_weight", float(w))
+
+
 # ---------------------------------------------------------------- segments
 
 
@@ -424,7 +474,8 @@ class SegmentedBM25:
 
     def __init__(self, segments: Sequence[Postings], live: np.ndarray, *,
                  stemmer: str | None = "english", stopwords: str | Iterable[str] | None = "en",
-                 k1: float = BM25_PARAMS["k1"].default, b: float = BM25_PARAMS["b"].default) -> None:
+                 k1: float = BM25_PARAMS["k1"].default, b: float = BM25_PARAMS["b"].default,
+                 feedback: Feedback | None = None) -> None:
         self.segments = list(segments)
         self.offsets = np.cumsum([0] + [len(s) for s in self.segments])
         self.live = np.asarray(live, dtype=bool)
@@ -445,6 +496,20 @@ class SegmentedBM25:
         self._cache: dict[str, list[tuple[np.ndarray, np.ndarray]]] = {}
         self._cached = 0
         self._cache_lock = threading.Lock()
+        self._forward: list[tuple[np.ndarray, np.ndarray, np.ndarray] | None] = [None] * len(self.segments)
+        self.feedback = feedback
+
+    @property
+    def feedback(self) -> Feedback | None:
+        """Pseudo-relevance feedback applied by :meth:`search` and :meth:`scores` (``None``: off)."""
+        return self._feedback
+
+    @feedback.setter
+    def feedback(self, value: Feedback | None) -> None:
+        if value is not None and not isinstance(value, Feedback):
+            raise ValidationError(f"SegmentedBM25: feedback is a {type(value).__name__}; expected a "
+                                  "ragkit.lexical.Feedback or None", field="feedback")
+        self._feedback = value
 
     #: Postings whose per-term weights one snapshot keeps (16 bytes each: slot and weight, at most
     #: 256 MB); see :meth:`_term`.
@@ -527,22 +592,122 @@ class SegmentedBM25:
                                                                     strict=True))
 
     def scores(self, query: str, mask: np.ndarray | None = None) -> np.ndarray:
-        """BM25 score of every slot (float64); 0 outside ``mask``, for dead slots and non-matches."""
+        """BM25 score of every slot (float64); 0 outside ``mask``, for dead slots and non-matches.
+
+        With :attr:`feedback` set, the scores of the expanded query (see :meth:`expand`).
+        """
         out = self._accumulate(query)
         if mask is not None:
             np.multiply(out, mask, out=out)  # in place, and ten times faster than out[~mask] = 0
+        if self._feedback is not None:
+            out = self._feedback_scores(query, out, mask)
         return out
 
     def search(self, query: str, k: int, mask: np.ndarray | None = None) -> Ranking:
-        """The ``k`` best live slots for ``query`` among those allowed by ``mask`` (ties: lower slot)."""
+        """The ``k`` best live slots for ``query`` among those allowed by ``mask`` (ties: lower slot).
+
+        With :attr:`feedback` set, the query is expanded from its best first-pass slots inside
+        ``mask`` (see :meth:`expand`) and the expanded query ranks the slots.
+        """
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
             raise ValidationError(f"search: k={k!r}; expected an int >= 1", field="k")
-        if mask is not None and (not isinstance(mask, np.ndarray) or mask.shape != (len(self),)):
-            raise ValidationError(f"search: mask must be a bool array of shape ({len(self)},)",
-                                  field="mask")
+        self._check_mask(mask)
         scores = self._accumulate(query)  # dead slots score 0: their postings are never added
         if mask is not None:
             np.multiply(scores, mask, out=scores)
+        if self._feedback is not None:
+            scores = self._feedback_scores(query, scores, mask)
+        return self._top(scores, k)
+
+    def expand(self, query: str, mask: np.ndarray | None = None,
+               feedback: Feedback | None = None) -> dict[str, float]:
+        """The weighted query that feedback scores: ``{token: weight}`` (RM3, see :class:`Feedback`).
+
+        Only the best first-pass slots allowed by ``mask`` (and live) are read. ``feedback``
+        defaults to :attr:`feedback`; with neither, the query's own token counts.
+
+        Example:
+            >>> seg = Postings.from_tokens([tokenize("ledger audit trail"), tokenize("lunch menu")])
+            >>> bm25 = SegmentedBM25([seg], np.ones(2, dtype=bool))
+            >>> sorted(bm25.expand("ledger", feedback=Feedback(docs=1, terms=3, orig_weight=0.5)).items())
+            [('audit', 0.16666666666666666), ('ledger', 0.6666666666666666), ('trail', 0.16666666666666666)]
+        """
+        if not isinstance(query, str):
+            raise ValidationError(f"expand: query is a {type(query).__name__}; expected a str",
+                                  field="query")
+        self._check_mask(mask)
+        fb = self._feedback if feedback is None else feedback
+        if fb is None:
+            return {t: float(c) for t, c in Counter(self.tokenize(query)).items()}
+        first = self._accumulate(query)
+        if mask is not None:
+            np.multiply(first, mask, out=first)
+        return self._expansion(query, first, fb)
+
+    def _expansion(self, query: str, first: np.ndarray, fb: Feedback) -> dict[str, float]:
+        counts = Counter(self.tokenize(query))
+        n_tokens = sum(counts.values())
+        weights = {t: fb.orig_weight * c for t, c in counts.items()}
+        top = self._top(first, fb.docs)
+        total = sum(top.scores)
+        if not top.ids or total <= 0 or fb.orig_weight == 1.0:
+            return {t: float(w) for t, w in weights.items()}
+        model: dict[str, float] = {}
+        seg_of = np.searchsorted(self.offsets, top.ids, side="right") - 1
+        for slot, score, s in zip(top.ids, top.scores, seg_of.tolist(), strict=True):
+            terms, tfs = self._row_terms(s, slot - int(self.offsets[s]))
+            length = float(tfs.sum())
+            if not length:
+                continue
+            vocab = self.segments[s].vocab
+            w = score / total / length
+            for t, tf in zip(terms.tolist(), tfs.tolist(), strict=True):
+                term = vocab[t]
+                model[term] = model.get(term, 0.0) + w * tf
+        kept = sorted((t for t in model if len(t) > 1), key=lambda t: (-model[t], t))[: fb.terms]
+        mass = sum(model[t] for t in kept)
+        for t in kept:
+            weights[t] = weights.get(t, 0.0) + (1.0 - fb.orig_weight) * n_tokens * model[t] / mass
+        return {t: float(w) for t, w in weights.items() if w > 0}
+
+    def _feedback_scores(self, query: str, first: np.ndarray, mask: np.ndarray | None) -> np.ndarray:
+        assert self._feedback is not None
+        weights = self._expansion(query, first, self._feedback)
+        out = np.zeros(len(self), dtype=np.float64)
+        if not self.n_live:
+            return out
+        for term, weight in weights.items():
+            for slots, term_weight in self._term(term):
+                out[slots] += weight * term_weight
+        if mask is not None:
+            np.multiply(out, mask, out=out)
+        return out
+
+    def _row_terms(self, s: int, row: int) -> tuple[np.ndarray, np.ndarray]:
+        """Term ids and counts of one row of segment ``s`` (a row-major copy, made on first use)."""
+        forward = self._forward[s]
+        if forward is None:
+            import scipy.sparse as sp
+
+            seg = self.segments[s]
+            by_term = sp.csc_matrix((np.asarray(seg.data), np.asarray(seg.indices), np.asarray(seg.indptr)),
+                                    shape=(len(seg), len(seg.vocab)))
+            by_row = by_term.tocsr()
+            forward = (by_row.indptr, by_row.indices, by_row.data)
+            with self._cache_lock:
+                self._forward[s] = forward
+        indptr, indices, data = forward
+        lo, hi = indptr[row], indptr[row + 1]
+        return indices[lo:hi], data[lo:hi]
+
+    def _check_mask(self, mask: np.ndarray | None) -> None:
+        if mask is not None and (not isinstance(mask, np.ndarray) or mask.shape != (len(self),)):
+            raise ValidationError(f"search: mask must be a bool array of shape ({len(self)},)",
+                                  field="mask")
+
+    @staticmethod
+    def _top(scores: np.ndarray, k: int) -> Ranking:
+        """The ``k`` best positive entries of ``scores`` (ties: lower slot)."""
         if len(scores) > 64 * k:
             # frequent terms give most slots a score: find the k-th best value in one pass over the
             # scores, then keep the few slots at or above it (all ties, so the lowest slots win)

@@ -177,3 +177,13 @@ def test_rerankers_smoke(tmp_path, tiny_sets, tiny_index):
     course.write_text(out.read_text().split("## Course corpus")[1])
     assert [r[0] for r in table(course)[1:]] == ["first stage (rrf, no rerank)", "ce256 rerank", "ce256 rrf",
                                                  "colbert256 rerank", "colbert256 rrf"]
+
+
+def test_feedback_smoke(tmp_path, tiny_sets):
+    out = tmp_path / "fb.md"
+    run("feedback.py", "--sets", "tiny", "--sets-dir", str(tiny_sets), "--cache", str(tmp_path / "cache"),
+        "--docs", "1", "--terms", "3", "--orig-weight", "0.5", "--funnel-queries", "1", "--result", str(out))
+    text = out.read_text()
+    assert "## BM25 alone" in text and "## The default funnel" in text
+    rows = [r for r in table(out) if r[0].strip("*") in ("off", "docs=1 terms=3 w=0.5")]
+    assert len(rows) == 2 and all(0.0 <= float(c) <= 1.0 for r in rows for c in r[1:2])

@@ -363,3 +363,133 @@ def test_postings_from_a_generator_in_small_batches_equal_one_batch():
     assert streamed.vocab == one.vocab and streamed.lengths.tolist() == one.lengths.tolist()
     for term in one.vocab:
         assert [a.tolist() for a in streamed.column(term)] == [a.tolist() for a in one.column(term)]
+
+
+# ---------------------------------------------------------------- pseudo-relevance feedback (RM3)
+
+FEEDBACK_TEXTS = [
+    "settlement ledger reconciliation for acme-9 batches",
+    "settlement ledger audit trail and reconciliation",
+    "ledger settlement cutoff window eurozone",
+    "lunch menu and cafeteria hours",
+    "settlement settlement secretword tenant-b payroll ledger",
+    "reconciliation audit for payroll",
+]
+
+
+def _feedback_index(live=None):
+    from ragkit.lexical import Postings, SegmentedBM25, tokenize
+
+    segs = [Postings.from_tokens([tokenize(t) for t in FEEDBACK_TEXTS[:3]]),
+            Postings.from_tokens([tokenize(t) for t in FEEDBACK_TEXTS[3:]])]
+    return SegmentedBM25(segs, np.ones(6, dtype=bool) if live is None else np.array(live))
+
+
+def _random_segmented(rng, n_rows, n_segments=3, vocab=40):
+    from ragkit.lexical import Postings, SegmentedBM25
+
+    words = [f"w{i}" for i in range(vocab)]
+    p = 1.0 / np.arange(1, vocab + 1)
+    p /= p.sum()
+    rows = [[words[i] for i in rng.choice(vocab, size=int(rng.integers(0, 12)), p=p)] for _ in range(n_rows)]
+    cuts = np.sort(rng.choice(np.arange(1, n_rows), size=n_segments - 1, replace=False))
+    parts = np.split(np.arange(n_rows), cuts)
+    segs = [Postings.from_tokens([rows[i] for i in part]) for part in parts]
+    live = rng.random(n_rows) < 0.85
+    return rows, SegmentedBM25(segs, live, stemmer=None, stopwords=None), live
+
+
+def test_feedback_default_off_and_weight_one_leave_results_unchanged_bit_for_bit():
+    from ragkit.lexical import Feedback
+
+    plain, fb = _feedback_index(), _feedback_index()
+    assert fb.feedback is None
+    mask = np.array([True, True, False, True, True, True])
+    for query in ["settlement ledger", "audit audit payroll", "acme-9", "nothing"]:
+        fb.feedback = Feedback(docs=3, terms=5, orig_weight=1.0)
+        assert fb.search(query, 4, mask) == plain.search(query, 4, mask)
+        assert np.array_equal(fb.scores(query, mask), plain.scores(query, mask))
+        fb.feedback = None
+        assert fb.search(query, 4) == plain.search(query, 4)
+        assert np.array_equal(fb.scores(query), plain.scores(query))
+
+
+def test_feedback_expansion_terms_come_from_the_feedback_rows():
+    from ragkit.lexical import Feedback, tokenize
+
+    bm25 = _feedback_index()
+    fb = Feedback(docs=2, terms=4, orig_weight=0.5)
+    first = bm25.search("audit", 2)
+    expanded = bm25.expand("audit", feedback=fb)
+    allowed = {t for r in first.ids for t in tokenize(FEEDBACK_TEXTS[r])}
+    added = set(expanded) - {"audit"}
+    assert added and added <= allowed
+    assert len(added) <= 4
+    # the expanded query weighs the original term by orig_weight and the rest sums to 1 - orig_weight
+    assert sum(expanded.values()) == pytest.approx(1.0)
+    assert expanded["audit"] >= 0.5
+    bm25.feedback = fb
+    ranked = bm25.search("audit", 6)
+    assert set(ranked.ids) > set(first.ids)  # rows without 'audit' are reached through the expansion
+    assert bm25.expand("audit") == expanded  # the attribute is the default of expand()
+
+
+def test_feedback_never_reads_a_row_outside_the_mask():
+    # Row 4 holds 'secretword' and the query terms twice: unmasked, it is the best row and its
+    # terms enter the expansion; masked out, none of its own terms may, at any setting.
+    from ragkit.lexical import Feedback, tokenize
+
+    bm25 = _feedback_index()
+    fb = Feedback(docs=6, terms=50, orig_weight=0.5)
+    assert "secretword" in bm25.expand("settlement", feedback=fb)
+    mask = np.array([True, True, True, True, False, True])
+    visible = {t for r in np.flatnonzero(mask) for t in tokenize(FEEDBACK_TEXTS[r])}
+    for docs in (1, 3, 6):
+        for terms in (1, 5, 50):
+            for query in ["settlement", "settlement ledger", "payroll", "tenant-b"]:
+                feedback = Feedback(docs=docs, terms=terms, orig_weight=0.3)
+                expanded = bm25.expand(query, mask, feedback=feedback)
+                assert set(expanded) - set(tokenize(query)) <= visible
+                assert "secretword" not in expanded
+                bm25.feedback = feedback
+                assert 4 not in bm25.search(query, 6, mask).ids
+                assert bm25.scores(query, mask)[4] == 0
+                bm25.feedback = None
+
+
+def test_feedback_respects_masks_and_dead_rows_on_random_corpora():
+    from ragkit.lexical import Feedback
+
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        rows, bm25, live = _random_segmented(rng, 60)
+        mask = rng.random(60) < 0.5
+        seen = {t for r in np.flatnonzero(mask & live) for t in rows[r]}
+        for query in ["w0 w5", "w12", "w3 w3 w30"]:
+            expanded = bm25.expand(query, mask, feedback=Feedback(docs=5, terms=8, orig_weight=0.4))
+            assert set(expanded) - set(query.split()) <= seen
+            bm25.feedback = Feedback(docs=5, terms=8, orig_weight=0.4)
+            assert all(mask[r] and live[r] for r in bm25.search(query, 60, mask).ids)
+            bm25.feedback = None
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"docs": 0}, "docs=0; expected an int >= 1"),
+    ({"docs": 2.5}, "docs=2.5; expected an int >= 1"),
+    ({"terms": -1}, "terms=-1; expected an int >= 1"),
+    ({"terms": True}, "terms=True; expected an int >= 1"),
+    ({"orig_weight": 1.5}, r"orig_weight=1.5; expected a number in \[0, 1\]"),
+    ({"orig_weight": -0.1}, r"orig_weight=-0.1; expected a number in \[0, 1\]"),
+    ({"orig_weight": "0.5"}, r"orig_weight='0.5'; expected a number in \[0, 1\]"),
+])
+def test_feedback_settings_are_validated(kwargs, message):
+    from ragkit.lexical import Feedback
+
+    with pytest.raises(ValidationError, match=message):
+        Feedback(**kwargs)
+
+
+def test_feedback_attribute_must_be_a_feedback():
+    bm25 = _feedback_index()
+    with pytest.raises(ValidationError, match="expected a ragkit.lexical.Feedback or None"):
+        bm25.feedback = {"docs": 10}  # type: ignore[assignment]
