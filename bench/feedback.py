@@ -104,8 +104,10 @@ def main(argv: list[str] | None = None) -> str:
     gains = {label(fb): [lexical[n][label(fb)] - lexical[n]["off"] for n in names] for fb in grid[1:]}
     best_fb = max(grid[1:], key=lambda fb: (min(gains[label(fb)]), sum(gains[label(fb)])))
     load = os.getloadavg()[0]
+    cli = sys.argv[1:] if argv is None else argv
+    threads = f"OMP_NUM_THREADS={os.environ['OMP_NUM_THREADS']} " if "OMP_NUM_THREADS" in os.environ else ""
     lines = ["# BM25 with pseudo-relevance feedback (RM3), nDCG@10\n",
-             f"Command: `python bench/feedback.py {' '.join(sys.argv[1:] if argv is None else argv)}` on "
+             f"Command: `{threads}python bench/feedback.py {' '.join(cli)}` on "
              f"{dt.date.today().isoformat()} (load average {load:.1f} at the end); documents by their best "
              "chunk; each set's cached index (embedder "
              f"`{args.embedder}`). Feedback: `ragkit.lexical.Feedback(docs, terms, orig_weight)` set on the "
@@ -140,7 +142,8 @@ def main(argv: list[str] | None = None) -> str:
         lines += [f"## The default funnel, without and with {label(best_fb)}\n",
                   "`Funnel(index, FunnelSettings(candidates=100, deliver=1, expand=False))`: BM25 + dense, "
                   "RRF, the bundled cross-encoder, the default rerank mode; first judged queries by id.\n",
-                  "| set | queries | off | with feedback | gain | CPU s/query off | CPU s/query on |",
+                  "| set | queries | off | with feedback | gain | CPU s/query off | CPU s/query on "
+                  "(reranker scores of pairs already seen come from the process's score cache) |",
                   "|---|---|---|---|---|---|---|", *funnel_rows, ""]
     text = "\n".join(lines) + "\n"
     args.result.parent.mkdir(parents=True, exist_ok=True)
