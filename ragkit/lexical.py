@@ -569,16 +569,26 @@ class SegmentedBM25:
             self._cached = 0
 
     def _accumulate(self, query: str) -> np.ndarray:
+        return self._accumulate_lists(query)[0]
+
+    def _accumulate_lists(self, query: str) -> tuple[np.ndarray, list[np.ndarray]]:
+        """Scores of every slot, and the slot arrays of the query's postings (for :meth:`_select`)."""
         if not isinstance(query, str):
             raise ValidationError(f"search: query is a {type(query).__name__}; expected a str",
                                   field="query")
-        if not self.n_live:
-            return np.zeros(len(self), dtype=np.float64)
         out = np.zeros(len(self), dtype=np.float64)
+        lists: list[np.ndarray] = []
+        if not self.n_live:
+            return out, lists
         for term, times in Counter(self.tokenize(query)).items():
-            for slots, weight in self._term(term):  # a term's slots are distinct: a plain scatter-add
-                out[slots] += weight if times == 1 else times * weight
-        return out
+            for slots, weight in self._term(term):  # a term's slots are distinct
+                w = weight if times == 1 else times * weight
+                if lists:
+                    np.add.at(out, slots, w)  # unbuffered: no gather-add-scatter copies as in out[slots] += w
+                else:
+                    out[slots] = w  # the first list lands on zeros: 0 + w == w, so assign
+                lists.append(slots)
+        return out, lists
 
     def __len__(self) -> int:
         return int(self.offsets[-1])
@@ -612,11 +622,49 @@ class SegmentedBM25:
         if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
             raise ValidationError(f"search: k={k!r}; expected an int >= 1", field="k")
         self._check_mask(mask)
-        scores = self._accumulate(query)  # dead slots score 0: their postings are never added
+        scores, lists = self._accumulate_lists(query)  # dead slots score 0: their postings are never added
+        if self._feedback is not None:
+            if mask is not None:
+                np.multiply(scores, mask, out=scores)
+            return self._top(self._feedback_scores(query, scores, mask), k)
+        return self._select(scores, k, mask, lists)
+
+    def _select(self, scores: np.ndarray, k: int, mask: np.ndarray | None,
+                lists: list[np.ndarray]) -> Ranking:
+        """:meth:`_top` of ``scores * mask``, touching the mask and sorting only near the top.
+
+        The ``k``-th best score among any ``k`` or more distinct allowed rows is a lower bound
+        of the ``k``-th best allowed score overall. Rows of the query's rarest posting list
+        (its first ``16 * k``) score high, so their bound is tight; only rows scoring at least
+        the bound are then masked and ranked, instead of masking and partitioning every slot.
+        The result equals ``_top(scores * mask, k)`` (tested): every row of the true top ``k``
+        scores at least the bound, and ties still go to the lower slot.
+        """
+        if len(scores) > 64 * k:
+            for slots in sorted(lists, key=len):
+                if len(slots) < k:
+                    continue
+                sample = slots[: 16 * k]
+                if mask is not None:
+                    sample = sample[mask[sample]]
+                    if len(sample) < k and len(slots) > 16 * k:
+                        sample = slots[mask[slots]]
+                if len(sample) < k:
+                    continue
+                values = scores[sample]
+                bound = np.partition(values, len(values) - k)[len(values) - k]  # > 0: matching rows
+                rows = np.flatnonzero(scores >= bound)
+                if mask is not None:
+                    rows = rows[mask[rows]]
+                row_scores = scores[rows]
+                if len(rows) > k:
+                    kth = np.partition(row_scores, len(rows) - k)[len(rows) - k]
+                    keep = row_scores >= kth
+                    rows, row_scores = rows[keep], row_scores[keep]
+                order = np.lexsort((rows, -row_scores))[:k]
+                return Ranking(rows[order].tolist(), row_scores[order].tolist())
         if mask is not None:
             np.multiply(scores, mask, out=scores)
-        if self._feedback is not None:
-            scores = self._feedback_scores(query, scores, mask)
         return self._top(scores, k)
 
     def expand(self, query: str, mask: np.ndarray | None = None,
@@ -678,7 +726,7 @@ class SegmentedBM25:
             return out
         for term, weight in weights.items():
             for slots, term_weight in self._term(term):
-                out[slots] += weight * term_weight
+                np.add.at(out, slots, weight * term_weight)
         if mask is not None:
             np.multiply(out, mask, out=out)
         return out
