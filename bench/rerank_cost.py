@@ -39,16 +39,18 @@ from ragkit.scope import Scope  # noqa: E402
 
 #: (label, FunnelSettings overrides); the first stage is the same for all.
 OPTIONS: list[tuple[str, dict[str, Any]]] = [
-    ("no rerank (RRF order)", {"rerank_mode": "none"}),
-    ("depth 30, 256 tok", {"rerank_depth": 30, "rerank_tokens": 256}),
-    ("depth 30, 256 tok, fusion 2:3", {"rerank_depth": 30, "rerank_tokens": 256, "rerank_weight": 1.5}),
-    ("depth 30, 256 tok, fusion 1:2 (former)", {"rerank_depth": 30, "rerank_tokens": 256,
-                                                "rerank_weight": 2.0}),
-    ("depth 20, 256 tok", {"rerank_depth": 20, "rerank_tokens": 256}),
-    ("depth 12, 256 tok", {"rerank_depth": 12, "rerank_tokens": 256}),
-    ("depth 30, 128 tok", {"rerank_depth": 30, "rerank_tokens": 128}),
+    ("no rerank (z-score first stage)", {"rerank_mode": "none"}),
+    ("no rerank (RRF first stage)", {"rerank_mode": "none", "fusion": "rrf"}),
+    ("default: z-score, fuse 1:1:2, depth 30, 256 tok", {}),
+    ("z-score, fuse 1:1:1", {"rerank_weight": 1.0}),
+    ("z-score, fuse 1:1:3", {"rerank_weight": 3.0}),
+    ("RRF, fuse 1:1:2", {"fusion": "rrf"}),
+    ("former: RRF, rank fusion 1:1", {"fusion": "rrf", "rerank_mode": "rrf", "rerank_weight": 1.0}),
+    ("RRF, rank fusion 1:2", {"fusion": "rrf", "rerank_mode": "rrf", "rerank_weight": 2.0}),
+    ("depth 20", {"rerank_depth": 20}),
+    ("depth 12", {"rerank_depth": 12}),
+    ("128 tok", {"rerank_tokens": 128}),
     ("depth 20, 128 tok", {"rerank_depth": 20, "rerank_tokens": 128}),
-    ("depth 12, 128 tok", {"rerank_depth": 12, "rerank_tokens": 128}),
 ]
 
 
@@ -143,7 +145,7 @@ def main(argv: list[str] | None = None) -> str:
         label = "depth 30, 256 tok, serial 2-thread (before)"
         timed.append((label, {"rerank_depth": 30, "rerank_tokens": 256}))
         funnels[label] = Funnel(index, reranker=SerialReranker(reranker, threads=2))
-        quality[label] = quality.get("depth 30, 256 tok", (float("nan"), float("nan")))
+        quality[label] = quality.get(OPTIONS[2][0], (float("nan"), float("nan")))
     ms: dict[str, list[float]] = {label: [] for label, _ in timed}
     cpu: dict[str, list[float]] = {label: [] for label, _ in timed}
     est_ms: dict[str, list[float]] = {label: [] for label, _ in timed}

@@ -134,7 +134,8 @@ def search_cmd(
     valid_at: Annotated[str, typer.Option(help="only documents valid at this ISO date")] = "",
     candidates: Annotated[int, typer.Option(help="width of each retriever and of fusion")] = 50,
     deliver: Annotated[int, typer.Option(help="hits to deliver")] = 4,
-    rerank_mode: Annotated[str, typer.Option(help="rrf | rerank | none")] = "rrf",
+    rerank_mode: Annotated[str | None, typer.Option(
+        help="fuse | rrf | rerank | none (default: the funnel's, fuse)")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
 ) -> None:
     """Search an index as a caller (tenant and groups) and print cited hits with per-stage ranks."""
@@ -146,8 +147,9 @@ def search_cmd(
         idx = Index.load(index)
         scope = Scope(tenant, groups, all_groups=(tenant == "*" and not groups))
         filters = Filters.make(doc_type=doc_type, valid_at=valid_at or None)
+        mode = {"rerank_mode": rerank_mode} if rerank_mode else {}
         result = Funnel(idx).search(query, scope=scope, filters=filters, candidates=candidates,
-                                    deliver=deliver, rerank_mode=rerank_mode)
+                                    deliver=deliver, **mode)
     except RagkitError as exc:
         _fail(exc)
     if as_json:

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragkit.evaluation import snapshot_filters
-from ragkit.fusion import Ranking, rrf
+from ragkit.fusion import Ranking, rrf, zscore_fusion
 from ragkit.scope import Scope
 
 __all__ = ["quote_span", "covers", "CaseLists", "first_stage", "span_recall", "fusion_sweep",
@@ -108,7 +108,8 @@ def _fused(lists: CaseLists, width: int, k: float, weights: tuple[float, float],
            depth: int | None = None) -> dict[str, Ranking]:
     lex, den = lists.lexical.top(depth or width), lists.dense.top(depth or width)
     return {"bm25": lex.top(width), "dense": den.top(width),
-            "rrf": rrf([lex, den], k=k, weights=list(weights)).top(width)}
+            "rrf": rrf([lex, den], k=k, weights=list(weights)).top(width),
+            "zscore": zscore_fusion([lex, den], list(weights)).top(width)}
 
 
 def _summarise(rows: list[dict[str, Any]], keys: list[str]) -> Any:
@@ -125,7 +126,7 @@ def span_recall(index: Any, lists: Sequence[CaseLists], *, width: int = 50, k: f
 
     Returns:
         A DataFrame with columns ``tag`` (``all`` plus each case tag, when ``by_tag``),
-        ``method`` (``bm25``, ``dense``, ``rrf``), ``cases``, ``set_recall`` (share of cases
+        ``method`` (``bm25``, ``dense``, ``rrf``, ``zscore``), ``cases``, ``set_recall`` (share of cases
         whose every quote is covered by one candidate chunk) and ``item_recall``.
     """
     rows = []

@@ -9,10 +9,12 @@ CURRICULUM section 4, as one call::
    a filter expression in Milvus: :mod:`ragkit.backend`), applied inside both retrievers
    before ranking (no out-of-scope row is ever scored).
 2. **Retrieve**: BM25 and dense search each return ``candidates`` rows.
-3. **Fuse**: reciprocal rank fusion (k = ``rrf_k``, optional per-list weights).
+3. **Fuse**: ``fusion="zscore"`` (the default: CombSUM of z-scored BM25 and dense scores)
+   or ``"rrf"`` (reciprocal rank fusion, k = ``rrf_k``), with optional per-list weights.
 4. **Rerank**: the cross-encoder scores the first ``rerank_depth`` fused candidates;
-   :func:`ragkit.rerank.combine` turns its scores and the fused ranks into the final
-   order (``rerank_mode``).
+   :func:`ragkit.rerank.combine` turns its scores and the first stage into the final
+   order (``rerank_mode``; the default ``"fuse"`` adds the cross-encoder's scores to the
+   same fusion as a third list, weighted ``rerank_weight``).
 5. **Expand**: each of the ``deliver`` survivors is expanded to its parent section,
    within a per-section and a total token budget; cuts are flagged, never silent.
 
@@ -30,7 +32,7 @@ from typing import Any
 
 from ragkit.backend import as_backend
 from ragkit.errors import ValidationError
-from ragkit.fusion import Param, Ranking, rank_positions, rrf
+from ragkit.fusion import FUSIONS, Param, Ranking, fuse, rank_positions
 from ragkit.index import Index
 from ragkit.records import Envelope
 from ragkit.rerank import RERANK_MODES, combine, rerank
@@ -47,12 +49,12 @@ FUNNEL_PARAMS: Mapping[str, Param] = {
     "rerank_tokens": Param("rerank_tokens", 256, 16, 512,
                            "tokens of one (query, passage) pair the cross-encoder reads"),
     "deliver": Param("deliver", 4, 1, 50, "hits delivered to the reader"),
-    "rrf_k": Param("rrf_k", 60, 0, None, "RRF rank offset for fusing BM25 and dense"),
+    "rrf_k": Param("rrf_k", 60, 0, None, "RRF rank offset (fusion='rrf', rerank_mode='rrf')"),
     "lexical_weight": Param("lexical_weight", 1.0, 0, None, "RRF weight of the BM25 list"),
     "dense_weight": Param("dense_weight", 1.0, 0, None, "RRF weight of the dense list"),
-    "rerank_weight": Param("rerank_weight", 1.0, 0, None,
-                           "weight of the reranker's ranks against the fused ranks (weight 1) "
-                           "when rerank_mode='rrf'"),
+    "rerank_weight": Param("rerank_weight", 2.0, 0, None,
+                           "weight of the reranker against each first-stage list (rerank_mode="
+                           "'fuse') or against the fused ranks (rerank_mode='rrf')"),
     "section_budget": Param("section_budget", 800, 0, 100_000,
                             "token ceiling of one expanded parent section"),
     "total_budget": Param("total_budget", 3000, 0, 1_000_000,
@@ -64,10 +66,14 @@ FUNNEL_PARAMS: Mapping[str, Param] = {
 class FunnelSettings:
     """Widths, budgets and modes of the funnel (see :data:`FUNNEL_PARAMS` for ranges).
 
-    ``rerank_mode`` is ``"rrf"`` (fuse reranker and first-stage ranks, the reranker weighted
-    ``rerank_weight`` = 1 against 1; the default, chosen by measurement in
-    ``bench/results/quality.md``, see :mod:`ragkit.rerank`), ``"rerank"`` (reranker order alone)
-    or ``"none"``. ``retrievers`` may drop one of ``("lexical", "dense")`` for ablations.
+    ``fusion`` joins BM25 and dense: ``"zscore"`` (CombSUM of each list's z-scored scores,
+    the default) or ``"rrf"`` (reciprocal rank fusion). ``rerank_mode`` is ``"fuse"`` (the
+    default: the cross-encoder's scores join BM25 and dense in that same fusion as a third
+    list, weighted ``rerank_weight`` = 2 against 1 each), ``"rrf"`` (RRF of the fused rank and
+    the reranker's rank, weighted 1 : ``rerank_weight``), ``"rerank"`` (reranker order alone)
+    or ``"none"``. The defaults were chosen by measurement on SciFact's train claims, the
+    stdlib docstrings and the course corpus (``bench/results/fusion.md``).
+    ``retrievers`` may drop one of ``("lexical", "dense")`` for ablations.
     ``expand=False`` delivers chunks only.
     """
 
@@ -78,16 +84,19 @@ class FunnelSettings:
     rrf_k: float = 60
     lexical_weight: float = 1.0
     dense_weight: float = 1.0
-    rerank_weight: float = 1.0
+    rerank_weight: float = 2.0
     section_budget: int = 800
     total_budget: int = 3000
-    rerank_mode: str = "rrf"
+    fusion: str = "zscore"
+    rerank_mode: str = "fuse"
     expand: bool = True
     retrievers: tuple[str, ...] = ("lexical", "dense")
 
     def __post_init__(self) -> None:
         for name, param in FUNNEL_PARAMS.items():
             param.check(getattr(self, name), owner="FunnelSettings")
+        if self.fusion not in FUSIONS:
+            raise ValidationError(f"fusion={self.fusion!r}; use one of {FUSIONS}", field="fusion")
         if self.rerank_mode not in RERANK_MODES:
             raise ValidationError(f"rerank_mode={self.rerank_mode!r}; use one of {RERANK_MODES}",
                                   field="rerank_mode")
@@ -226,7 +235,7 @@ class Funnel:
             lists.append(dense)
             weights.append(s.dense_weight)
         t = clock()
-        fused = rrf(lists, k=s.rrf_k, weights=weights).top(s.candidates)
+        fused = fuse(lists, method=s.fusion, k=s.rrf_k, weights=weights).top(s.candidates)
         trace.timings_ms["fuse"] = (clock() - t) * 1000
 
         depth = min(s.rerank_depth, len(fused.ids)) if s.rerank_mode != "none" else 0
@@ -240,8 +249,9 @@ class Funnel:
             rerank_scores = {r: float(x) for r, x in zip(head.ids, out.scores, strict=True)}
             rerank_ranks = dict(zip(head.ids, out.ranks, strict=True))
             trace.tokens["reranker_units"] = int(sum(out.token_units))
-            head = combine(head, out.scores, mode=s.rerank_mode, k=s.rrf_k,
-                           weights=(1.0, s.rerank_weight))
+            head = combine(head, out.scores, mode=s.rerank_mode, k=s.rrf_k, fusion=s.fusion, lists=lists,
+                           weights=((*weights, s.rerank_weight) if s.rerank_mode == "fuse"
+                                    else (1.0, s.rerank_weight)))
         else:
             trace.tokens["reranker_units"] = 0
         trace.timings_ms["rerank"] = (clock() - t) * 1000

@@ -39,8 +39,13 @@ __all__ = [
     "rrf",
     "minmax_fusion",
     "zscore_fusion",
+    "FUSIONS",
+    "fuse",
     "rank_positions",
 ]
+
+#: The fusion methods the funnel offers (``FunnelSettings.fusion``).
+FUSIONS = ("zscore", "rrf")
 
 
 class Ranking(NamedTuple):
@@ -243,6 +248,28 @@ def zscore_fusion(rankings: Sequence[Ranking], weights: Sequence[float] | None =
         ([1, 2, 3], [1.2247, 0.0, -1.2247])
     """
     return _score_fusion(rankings, weights, _zscore, owner="zscore_fusion")
+
+
+def fuse(rankings: Sequence[Ranking], *, method: str = "zscore", k: float = 60,
+         weights: Sequence[float] | None = None) -> Ranking:
+    """Fuse ``rankings`` with ``method``: ``"zscore"`` (:func:`zscore_fusion`) or ``"rrf"`` (:func:`rrf`).
+
+    ``k`` is RRF's rank offset (unused by ``"zscore"``). This is the one place the funnel
+    chooses its fusion (``FunnelSettings.fusion``). Ranks forget *how far* ahead a document
+    is; scores keep it: below, document 1 leads BM25 by a wide margin and is all but tied in
+    the dense list, so z-scores keep it first while RRF puts the dense list's first ahead.
+
+    Example:
+        >>> bm25 = Ranking([1, 2, 3, 4], [12.0, 3.0, 2.9, 2.8])
+        >>> dense = Ranking([2, 3, 1, 4], [0.90, 0.89, 0.88, 0.20])
+        >>> fuse([bm25, dense], method="rrf").ids, fuse([bm25, dense], method="zscore").ids
+        ([2, 1, 3, 4], [1, 2, 3, 4])
+    """
+    if method == "rrf":
+        return rrf(rankings, k=k, weights=weights)
+    if method == "zscore":
+        return zscore_fusion(rankings, weights)
+    raise ValidationError(f"fusion method {method!r} is unknown; use one of {FUSIONS}", field="fusion")
 
 
 # ---------------------------------------------------------------- internals

@@ -103,7 +103,7 @@ def test_rerank_cost(tmp_path, tiny_index):
     run("rerank_cost.py", "--index", str(tiny_index), "--max-cases", "2", "--latency-queries", "1",
         "--result", str(out))
     rows = table(out)
-    assert len(rows) == 1 + 9 and all(0.0 <= float(r[1]) <= 1.0 for r in rows[1:])
+    assert len(rows) == 1 + 12 and all(0.0 <= float(r[1]) <= 1.0 for r in rows[1:])
 
 
 def test_quality(tmp_path, tiny_sets):

@@ -25,6 +25,26 @@ def test_combine_modes_hand_computed():
         combine(first, [1.0], mode="rrf")
 
 
+def test_combine_fuse_adds_the_reranker_as_a_third_list():
+    bm25 = Ranking([10, 11, 12, 13], [12.0, 3.0, 2.9, 2.8])
+    dense = Ranking([11, 12, 10, 13], [0.90, 0.89, 0.88, 0.20])
+    head = Ranking([10, 11, 12], [0.3, 0.2, 0.1])  # the fused head that was reranked
+    scores = [1.0, 9.0, -3.0]
+    out = combine(head, scores, mode="fuse", lists=[bm25, dense], weights=(1, 1, 1))
+    assert sorted(out.ids) == [10, 11, 12]  # the head's ids only, each once
+    # the same fusion over the three lists, restricted to the head, by hand
+    from ragkit.fusion import zscore_fusion
+    by_reranker = Ranking([11, 10, 12], [9.0, 1.0, -3.0])
+    expected = [i for i in zscore_fusion([bm25, dense, by_reranker]).ids if i in {10, 11, 12}]
+    assert out.ids == expected
+    # a reranker weighted far above the lists decides the order alone
+    assert combine(head, scores, mode="fuse", lists=[bm25, dense], weights=(1, 1, 1000)).ids == [11, 10, 12]
+    rrf_three = combine(head, scores, mode="fuse", lists=[bm25, dense], weights=(1, 1, 1), fusion="rrf")
+    assert rrf_three.scores[rrf_three.ids.index(10)] == pytest.approx(1 / 61 + 1 / 63 + 1 / 62)
+    with pytest.raises(ValidationError, match="one weight per list"):
+        combine(head, scores, mode="fuse", lists=[bm25, dense], weights=(1, 2))
+
+
 def test_settings_validate():
     with pytest.raises(ValidationError, match="deliver"):
         FunnelSettings(deliver=0)
@@ -34,6 +54,8 @@ def test_settings_validate():
         FunnelSettings(rerank_mode="best")
     with pytest.raises(ValidationError, match="retrievers"):
         FunnelSettings(retrievers=("sparse",))
+    with pytest.raises(ValidationError, match="fusion='borda'; use one of"):
+        FunnelSettings(fusion="borda")
 
 
 @pytest.mark.slow

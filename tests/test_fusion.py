@@ -11,6 +11,7 @@ from ragkit.errors import ValidationError
 from ragkit.fusion import (
     RRF_PARAMS,
     Ranking,
+    fuse,
     minmax_fusion,
     rank_positions,
     rrf,
@@ -205,3 +206,12 @@ def test_rrf_matches_ranx_on_real_bm25_runs():
             assert ours.ids[ours.scores.index(score)] == their_order[ours.scores.index(score)]
         compared += len(ours.ids)
     assert compared > 2000
+
+
+def test_fuse_dispatches_to_the_named_method_and_rejects_others():
+    a, b = Ranking([1, 2, 3], [9.0, 2.0, 1.0]), Ranking([3, 2, 1], [0.9, 0.5, 0.1])
+    assert fuse([a, b], method="rrf", k=10, weights=[1, 2]) == rrf([a, b], k=10, weights=[1, 2])
+    assert fuse([a, b], method="zscore", weights=[1, 2]) == zscore_fusion([a, b], [1, 2])
+    assert fuse([a, b]) == zscore_fusion([a, b])  # the funnel's default
+    with pytest.raises(ValidationError, match="'borda' is unknown; use one of"):
+        fuse([a, b], method="borda")
