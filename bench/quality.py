@@ -157,8 +157,9 @@ def main(argv: list[str] | None = None) -> str:
     text = ("# Funnel quality on BEIR-format sets: ablations and variants\n\n"
             "nDCG@10 (bold: best on the set); documents scored by their best chunk; every method is the "
             "same Funnel with settings changed (`ragkit.compare`). `default` = FunnelSettings() as "
-            f"committed; variants change one setting from it: {legend}. First {args.max_queries} judged "
-            "queries of each set (sorted by id).\n\n" + "\n".join(lines) + "\n\n## Checks\n\n"
+            f"committed; variants change settings from it: {legend}. "
+            + (f"First {args.max_queries} judged queries of each set (sorted by id).\n\n" if args.max_queries
+               else "All judged queries of each set.\n\n") + "\n".join(lines) + "\n\n## Checks\n\n"
             + "\n".join(checks) + "\n\n## Median funnel ms per query (2-core machine shared with other "
             "jobs; noisy)\n\n" + "\n".join(lat) + "\n\n" + "\n".join(notes)
             + f"\n\nProduced by `{cmd.strip()}` on {dt.date.today().isoformat()}. SciFact: Wadden et al. "

@@ -86,7 +86,7 @@ def test_beir_json(tmp_path):
     (tmp_path / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq2\td3\t1\n")
     out = run("beir", tmp_path, "--json", "--cache", tmp_path / "cache")
     report = json.loads(out.stdout)
-    assert set(report) == {"bm25", "dense", "rrf", "default", "rerank"}
+    assert set(report) == {"bm25", "dense", "rrf", "zscore", "default", "rerank"}
     for method in report.values():
         assert {"ndcg@10", "mrr@10", "recall@50", "recall@100"} <= set(method)
     assert report["rrf"]["recall@50"] == 1.0 and report["default"]["mrr@10"] == 1.0
