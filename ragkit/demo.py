@@ -59,7 +59,7 @@ def rescue(frame: Any, lesson: str, target: str) -> str:
     """Say, from a trace DataFrame, whether one retriever rescued ``target`` for the other.
 
     ``bm25_rescue``: the target is ranked better by BM25 than by dense retrieval (or only by
-    BM25) and RRF carries it into the fused candidates; ``dense_rescue`` the other way round.
+    BM25) and fusion carries it into the fused candidates; ``dense_rescue`` the other way round.
     Ranks beyond the candidate width show as "absent".
     """
     rows = frame[frame.chunk_id.str.startswith(target)]
@@ -77,11 +77,11 @@ def rescue(frame: Any, lesson: str, target: str) -> str:
                           else (row.dense_rank, row.lexical_rank, "dense retrieval"))
     carried = num(better) < num(worse) and num(row.fused_rank) < 10**9
     delivered = bool(row.delivered)
-    # a rescue counts only when the rescued source reaches the reader, not when RRF merely ranks it
-    verdict = "yes" if carried and delivered else \
-        (f"no (RRF carried it to rank {show(row.fused_rank)}, but it was not delivered)" if carried else "no")
+    # a rescue counts only when the rescued source reaches the reader, not when fusion merely ranks it
+    missed = f"no (fusion carried it to rank {show(row.fused_rank)}, but it was not delivered)"
+    verdict = "yes" if carried and delivered else (missed if carried else "no")
     return (f"{row.chunk_id}: BM25 rank {show(row.lexical_rank)}, dense rank {show(row.dense_rank)}, "
-            f"RRF rank {show(row.fused_rank)}, final rank {show(row.final_rank)}"
+            f"fused rank {show(row.fused_rank)}, final rank {show(row.final_rank)}"
             f"{', delivered' if delivered else ', not delivered'} -> rescued by {who}: {verdict}")
 
 

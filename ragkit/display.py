@@ -34,7 +34,7 @@ def print_result(result: Any, *, show_trace: bool = True, width: int = 12) -> No
     if not show_trace:
         return
     table = Table(title="funnel trace (ranks per stage; - = not in that list)", title_justify="left")
-    for col in ("chunk", "bm25", "dense", "rrf", "rerank", "final", "delivered"):
+    for col in ("chunk", "bm25", "dense", "fused", "rerank", "final", "delivered"):
         table.add_column(col, justify="left" if col == "chunk" else "right")
     frame = trace.to_frame().head(width)
 

@@ -17,7 +17,7 @@ Example:
     ...                                    final_rank=1, delivered=True)]
     >>> ranks = stage_ranks(trace)
     >>> ranks["stage"].tolist(), ranks["rank"].tolist()  # not reranked: rank 51 = width + 1
-    (['BM25', 'dense', 'RRF', 'rerank', 'final'], [2, 9, 1, 51, 1])
+    (['BM25', 'dense', 'fused', 'rerank', 'final'], [2, 9, 1, 51, 1])
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ __all__ = ["STAGES", "stage_ranks", "timings_frame", "plot_funnel", "plot_recall
            "plot_recall_at_width", "plot_latency"]
 
 #: Trace columns of the ranking stages, in funnel order, with the label each plot uses.
-STAGES: Mapping[str, str] = {"lexical_rank": "BM25", "dense_rank": "dense", "fused_rank": "RRF",
+STAGES: Mapping[str, str] = {"lexical_rank": "BM25", "dense_rank": "dense", "fused_rank": "fused",
                              "rerank_rank": "rerank", "final_rank": "final"}
 
 
@@ -51,7 +51,7 @@ def stage_ranks(result: Any, *, top: int = 12, beyond: int | None = None) -> Any
     (default: the call's candidate width + 1) and ``listed=False``.
 
     Returns:
-        Columns ``chunk_id``, ``label`` (short chunk id), ``stage`` (``BM25``, ``dense``, ``RRF``,
+        Columns ``chunk_id``, ``label`` (short chunk id), ``stage`` (``BM25``, ``dense``, ``fused``,
         ``rerank``, ``final``), ``rank``, ``listed``, ``delivered``.
     """
     import pandas as pd

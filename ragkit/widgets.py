@@ -1,7 +1,7 @@
 """Interactive explorers for the notebooks (ipywidgets), usable headless too.
 
 :class:`FunnelExplorer` runs one query through a :class:`~ragkit.funnel.Funnel` and shows,
-for the leading candidates, their rank at every stage (BM25, dense, RRF, rerank, final) as a
+for the leading candidates, their rank at every stage (BM25, dense, fused, rerank, final) as a
 table and as a plot. Sliders set the candidate width, the delivered width and RRF's k; a
 toggle sets the rerank mode. Every change re-runs the search.
 

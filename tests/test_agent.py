@@ -395,7 +395,7 @@ def test_demo_rescue_counts_only_delivered_sources():
     for col in cols[1:5]:
         df[col] = df[col].astype("Int64")
     line = rescue(df, "bm25_rescue", "a#x")
-    assert "not delivered" in line and "rescued by BM25: no (RRF carried it to rank 7" in line
+    assert "not delivered" in line and "rescued by BM25: no (fusion carried it to rank 7" in line
     assert rescue(df, "bm25_rescue", "b#y").endswith("rescued by BM25: yes")
 
 

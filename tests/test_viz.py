@@ -39,7 +39,7 @@ def test_stage_ranks_hand_checked():
     assert list(ranks.label.unique()) == ["a#x~0", "b#y~0"]  # final order, top 2 only
     b = ranks[ranks.chunk_id == "b#y~0"].set_index("stage")
     assert b.loc["BM25", "rank"] == 1 and b.loc["dense", "rank"] == 21  # missing -> width + 1
-    assert not b.loc["dense", "listed"] and b.loc["RRF", "listed"]
+    assert not b.loc["dense", "listed"] and b.loc["fused", "listed"]
     assert ranks[ranks.chunk_id == "a#x~0"].delivered.all()
     assert stage_ranks(_trace(), top=3, beyond=99).query("chunk_id == 'c#z~0' and stage == 'BM25'")[
         "rank"].item() == 99

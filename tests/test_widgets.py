@@ -30,7 +30,7 @@ def test_explorer_headless_update_changes_table_plot_and_summary(fixture_index):
     assert explorer.runs == 1
     first_table, first_png = explorer.table.value, bytes(explorer.plot.value)
     assert first_png.startswith(b"\x89PNG")
-    stages = ["BM25", "dense", "RRF", "rerank", "final"]
+    stages = ["BM25", "dense", "fused", "rerank", "final"]
     assert list(explorer.frame.columns) == ["chunk_id", *stages, "delivered"]
     assert explorer.frame.delivered.sum() == 2
     assert explorer.frame.rerank.isna().all()  # mode "none": the cross-encoder never ran
@@ -44,7 +44,7 @@ def test_explorer_headless_update_changes_table_plot_and_summary(fixture_index):
 
     explorer.controls["candidates"].value = 5  # as a slider moved by hand
     assert explorer.runs == 3 and explorer.result.trace.settings["candidates"] == 5
-    assert explorer.frame.RRF.max() <= 5
+    assert explorer.frame.fused.max() <= 5
     with pytest.raises(ValidationError, match="unknown control"):
         explorer.update(width=3)
     with pytest.raises(ValidationError, match="outside"):
