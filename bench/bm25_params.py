@@ -20,6 +20,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from _report import publish  # noqa: E402
+
 from ragkit.beir import load_beir  # noqa: E402
 from ragkit.compare import _doc_run, beir_index  # noqa: E402
 from ragkit.funnel import Funnel, FunnelSettings  # noqa: E402
@@ -101,10 +103,7 @@ def main(argv: list[str] | None = None) -> str:
             lines.append(f"| {k1} | " + " | ".join(cells) + " |")
         lines.append("")
     text = "\n".join(lines) + "\n"
-    args.result.parent.mkdir(parents=True, exist_ok=True)
-    args.result.write_text(text)
-    print(text)
-    return text
+    return publish(args.result, text)
 
 
 if __name__ == "__main__":

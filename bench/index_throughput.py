@@ -21,6 +21,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from _report import publish  # noqa: E402
+
 from ragkit.chunking import chunk_documents  # noqa: E402
 from ragkit.index import Index, IndexSettings  # noqa: E402
 from ragkit.loaders import load_corpus  # noqa: E402
@@ -82,10 +84,7 @@ def main(argv: list[str] | None = None) -> str:
             "compare rows of one run. CPU is the process's CPU time (all threads); the 2-idle-core "
             "estimate halves it (the ONNX embedder runs texts on two workers side by side; torch uses "
             "two threads).\n")
-    args.result.parent.mkdir(parents=True, exist_ok=True)
-    args.result.write_text(text)
-    print(text)
-    return text
+    return publish(args.result, text)
 
 
 if __name__ == "__main__":

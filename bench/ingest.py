@@ -28,6 +28,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from _report import publish  # noqa: E402
+
 
 def _child(mode: str, corpus: Path, uri: str, token: str, collection: str, actors: int) -> None:
     from ragkit.ingest import ingest_milvus, ingest_ray
@@ -201,10 +203,7 @@ def main(argv: list[str] | None = None) -> str:
         "nodes, each batch written as whole documents to the same Milvus.",
     ]
     text = "\n".join(lines) + "\n"
-    args.result.parent.mkdir(parents=True, exist_ok=True)
-    args.result.write_text(text, encoding="utf-8")
-    print(text)
-    return text
+    return publish(args.result, text)
 
 
 if __name__ == "__main__":

@@ -27,6 +27,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from _report import publish  # noqa: E402
+
 from ragkit.beir import load_beir  # noqa: E402
 from ragkit.compare import ABLATIONS, evaluate_beir  # noqa: E402
 from ragkit.index import IndexSettings  # noqa: E402
@@ -164,10 +166,7 @@ def main(argv: list[str] | None = None) -> str:
             "jobs; noisy)\n\n" + "\n".join(lat) + "\n\n" + "\n".join(notes)
             + f"\n\nProduced by `{cmd.strip()}` on {dt.date.today().isoformat()}. SciFact: Wadden et al. "
             "2020, BEIR packaging (Thakur et al. 2021), CC BY-NC 2.0; train split only.\n")
-    args.result.parent.mkdir(parents=True, exist_ok=True)
-    args.result.write_text(text)
-    print(text)
-    return text
+    return publish(args.result, text)
 
 
 if __name__ == "__main__":

@@ -30,6 +30,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from _report import publish  # noqa: E402
+
 from ragkit.cases import load_cases  # noqa: E402
 from ragkit.evaluation import snapshot_filters  # noqa: E402
 from ragkit.funnel import Funnel, FunnelSettings  # noqa: E402
@@ -193,10 +195,7 @@ def main(argv: list[str] | None = None) -> str:
             "are inflated and noisy: compare rows of this run, not runs. CPU ms is the process's CPU time "
             "per call (all threads); the 2-idle-core estimate is the call's CPU ms with the rerank stage's "
             "CPU halved (its two ONNX workers run side by side on two cores; the other stages use one).\n")
-    args.result.parent.mkdir(parents=True, exist_ok=True)
-    args.result.write_text(text)
-    print(text)
-    return text
+    return publish(args.result, text)
 
 
 if __name__ == "__main__":

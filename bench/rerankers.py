@@ -29,6 +29,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from _report import publish  # noqa: E402
+
 sys.path.insert(0, str(ROOT / "bench"))
 
 from quality import folder  # noqa: E402
@@ -204,10 +207,7 @@ def main(argv: list[str] | None = None) -> str:
             + f"\n\nProduced by `{cmd.strip()}` on {dt.date.today().isoformat()} in "
             f"{time.perf_counter() - start:.0f} s wall. Load before: `{load_before}`; after: `{uptime()}` "
             f"({os.cpu_count()} CPUs shared with other engineers).\n")
-    args.result.parent.mkdir(parents=True, exist_ok=True)
-    args.result.write_text(text)
-    print(text)
-    return text
+    return publish(args.result, text)
 
 
 if __name__ == "__main__":

@@ -22,6 +22,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from _report import publish
+
 ROOT = Path(__file__).resolve().parent.parent
 
 IMPORT = ("import time, sys; t = time.perf_counter(); import ragkit; "
@@ -94,10 +96,7 @@ def main(argv: list[str] | None = None) -> str:
             f"`import ragkit`: {'yes' if torch_seen else 'no'}.\n\n" + "\n".join(lines)
             + f"\n\nProduced by `{cmd.strip()}` on {dt.date.today().isoformat()}, 2-core machine shared with "
             f"other jobs (load average {os.getloadavg()[0]:.0f} at the end): wall times are inflated.\n")
-    args.result.parent.mkdir(parents=True, exist_ok=True)
-    args.result.write_text(text)
-    print(text)
-    return text
+    return publish(args.result, text)
 
 
 if __name__ == "__main__":

@@ -187,3 +187,18 @@ def test_feedback_smoke(tmp_path, tiny_sets):
     assert "## BM25 alone" in text and "## The default funnel" in text
     rows = [r for r in table(out) if r[0].strip("*") in ("off", "docs=1 terms=3 w=0.5")]
     assert len(rows) == 2 and all(0.0 <= float(c) <= 1.0 for r in rows for c in r[1:2])
+
+
+def test_update_cost_smoke(tmp_path):
+    out = tmp_path / "uc.md"
+    run("update_cost.py", "--sizes", "300", "--sections", "3", "--out", str(out))
+    rows = table(out)
+    assert len(rows) >= 2 and all(len(r) == len(rows[0]) for r in rows)
+
+
+def test_mcp_session_smoke(tmp_path, tiny_index):
+    out = tmp_path / "mcp.md"
+    run("mcp_session.py", "--index", str(tiny_index), "--out", str(out))
+    text = out.read_text()
+    for part in ("## initialize", "## tools/list", "`search_knowledge`", "isError=false"):
+        assert part in text, f"{part!r} missing from the MCP session transcript"
