@@ -114,6 +114,11 @@ def code_version() -> str:
     return f"commit {head}" + (f" with uncommitted changes to {', '.join(dirty)}" if dirty else "")
 
 
+def shown(path: Path) -> str:
+    """``path`` relative to the repository when it lies inside it (as the reports cite it)."""
+    return str(path.relative_to(ROOT)) if path.resolve().is_relative_to(ROOT) else str(path)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--placements", default="pipeline,hybrid", help="comma-separated placements")
@@ -123,6 +128,8 @@ def main() -> None:
     parser.add_argument("--sample", type=int, default=0, help="only N evenly spaced cases (0 = all)")
     parser.add_argument("--cf-sample", type=int, default=0, help="counterfactuals on N evenly spaced cases")
     parser.add_argument("--no-cf", action="store_true", help="skip the counterfactuals")
+    parser.add_argument("--out-dir", type=Path, default=ROOT / "bench" / "results",
+                        help="folder for eval_<placement>.md/.json/.csv")
     parser.add_argument("--check", type=int, default=0,
                         help="only check N cases: identical results with and without the speed-ups")
     args = parser.parse_args()
@@ -150,9 +157,10 @@ def main() -> None:
         (f" --sample {args.sample}" if args.sample else "") + \
         (" --no-cf" if args.no_cf else f" --cf-sample {args.cf_sample}" if args.cf_sample else "")
     t_write = time.perf_counter()
+    args.out_dir.mkdir(parents=True, exist_ok=True)
     for p, report in reports.items():
         report.gates = check_gates(gates, report_figures(report))
-        out = ROOT / "bench" / "results" / f"eval_{p}"
+        out = args.out_dir / f"eval_{p}"
         out.with_suffix(".json").write_text(report.to_json(indent=1))
         report.to_csv(out.with_suffix(".csv"))
     t_write = time.perf_counter() - t_write
@@ -173,7 +181,7 @@ def main() -> None:
         "measured under load, wall times are upper bounds; CPU seconds are the load-independent figure).",
         "", *lines, ""])
     for p, report in reports.items():
-        out = ROOT / "bench" / "results" / f"eval_{p}"
+        out = args.out_dir / f"eval_{p}"
         boundaries = report.boundaries().reset_index()
         boundaries = boundaries[boundaries["tag"].isin(TAGS)]
         cf = report.counterfactuals
@@ -192,8 +200,8 @@ def main() -> None:
             "## Counterfactual failures (first 10 each)\n",
             *([f"- **{name}**: " + "; ".join(f"`{f['case']}` {f['why']}" for f in r.failures[:10])
                for name, r in cf.results.items()] if cf else ["(not run)"]),
-            "", f"Per-case rows: `{out.with_suffix('.csv').relative_to(ROOT)}`; "
-            f"whole report: `{out.with_suffix('.json').relative_to(ROOT)}`.\n"])
+            "", f"Per-case rows: `{shown(out.with_suffix('.csv'))}`; "
+            f"whole report: `{shown(out.with_suffix('.json'))}`.\n"])
         out.with_suffix(".md").write_text(text)
         print(text)
 

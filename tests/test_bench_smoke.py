@@ -202,3 +202,12 @@ def test_mcp_session_smoke(tmp_path, tiny_index):
     text = out.read_text()
     for part in ("## initialize", "## tools/list", "`search_knowledge`", "isError=false"):
         assert part in text, f"{part!r} missing from the MCP session transcript"
+
+
+@pytest.mark.slow
+def test_eval_full_smoke(tmp_path):
+    run("eval_full.py", "--limit", "2", "--no-cf", "--workers", "1", "--out-dir", str(tmp_path), timeout=600)
+    for placement in ("pipeline", "hybrid"):
+        text = (tmp_path / f"eval_{placement}.md").read_text()
+        assert "end to end" in text and "Wall time" in text
+        assert (tmp_path / f"eval_{placement}.json").stat().st_size > 0
