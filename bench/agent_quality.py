@@ -1,11 +1,11 @@
 """End-to-end quality of the reference agent on the bundled evidence cases, per placement.
 
 Every case runs as its caller (tenant and groups), at its ``as_of``, over the documents
-published by then (the Toolbox applies :func:`ragkit.evaluation.snapshot_filters`), with the
+published by then (the Toolbox applies :func:`ragkit.evaluation.runner.snapshot_filters`), with the
 offline policy in three placements: ``pipeline`` (one always-on search), ``tool`` (the policy
 decides every call) and ``hybrid`` (always-on first search, then tool follow-ups).
 
-Scoring, per case, is :func:`ragkit.evaluation.score_case` (the same definitions as
+Scoring, per case, is :func:`ragkit.evaluation.runner.score_case` (the same definitions as
 ``ragkit eval``):
 
 * answerable: *correct* when the agent did not abstain and asserted the expected value (its
@@ -14,7 +14,7 @@ Scoring, per case, is :func:`ragkit.evaluation.score_case` (the same definitions
 * unanswerable: *honest* when the agent abstained; a *false assertion* when it answered; a run
   that crashed is neither.
 * every delivered (not abstained) answer: each inline citation must be a span delivered in
-  that run and :func:`ragkit.citations.verify` must pass; failures are counted.
+  that run and :func:`ragkit.evidence.citations.verify` must pass; failures are counted.
 
 Development used the even-index cases (file order); odd-index cases are reported apart as
 held-out. Identical tool calls of one case are cached across placements (the pipeline's search
@@ -42,10 +42,13 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from ragkit.agent import PLACEMENTS, Agent  # noqa: E402
-from ragkit.cases import load_cases  # noqa: E402
-from ragkit.evaluation import failure_kind, score_case, snapshot_filters  # noqa: E402
-from ragkit.scope import Scope  # noqa: E402
+from ragkit import (  # noqa: E402
+    PLACEMENTS,
+    Agent,
+    load_cases,  # noqa: E402
+)
+from ragkit.core import snapshot_filters  # noqa: E402
+from ragkit.evaluation import failure_kind, score_case  # noqa: E402
 
 OUT = ROOT / "bench" / "results" / "agent_quality.md"
 CITE = __import__("re").compile(r"\[([^\[\]\s]+#[^\[\]\s]*)\]")
@@ -75,7 +78,7 @@ class SnapshotToolbox:
         self.cut = as_of + __import__("datetime").timedelta(seconds=1)
 
     def _late(self, item: dict[str, Any]) -> bool:
-        from ragkit.records import parse_time
+        from ragkit.core import parse_time
 
         published = parse_time(item.get("published_at"))
         return published is not None and published >= self.cut
@@ -107,9 +110,9 @@ class SnapshotToolbox:
 
 def make_toolbox(index: Any, case: Any, funnel: Any) -> Any:
     """A Toolbox bound to the case's caller and to the snapshot at its as_of."""
-    from ragkit.tools import Toolbox
+    from ragkit import Toolbox
 
-    scope = Scope(case.caller.tenant, case.caller.groups)
+    scope = case.caller
     try:
         return Toolbox(index, scope, funnel=funnel, filters=snapshot_filters(case.as_of))
     except TypeError:
@@ -133,10 +136,10 @@ def tool_seconds(result: Any) -> float:
 
 
 def score(case: Any, result: Any) -> dict[str, Any]:
-    """One case's row: :func:`ragkit.evaluation.score_case` (the one scoring of ragkit) plus cost fields.
+    """One case's row: :func:`ragkit.evaluation.runner.score_case` (the one scoring of ragkit) plus cost fields.
 
     ``correct`` (answerable), ``honest`` and ``false_assertion`` (unanswerable) and
-    ``unverifiable`` are ragkit.evaluation's definitions; this script only adds the fields its
+    ``unverifiable`` are ragkit.evaluation.runner's definitions; this script only adds the fields its
     tables and its ``--rows`` file show.
     """
     row = score_case(case, result)
@@ -260,8 +263,8 @@ def main() -> None:
     ap.add_argument("--rows", type=Path, default=None, help="write per-case rows as JSON Lines")
     args = ap.parse_args()
 
+    from ragkit import Funnel
     from ragkit.course import course_index
-    from ragkit.funnel import Funnel
 
     cases = load_cases(ROOT / "datasets" / "opscorpus" / "cases.jsonl")
     split = {c.id: ("dev" if i % 2 == 0 else "heldout") for i, c in enumerate(cases)}

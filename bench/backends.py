@@ -3,10 +3,10 @@
 Part ``course`` (the bundled corpus, its cached index copied into Milvus without re-embedding):
 
 * candidate recall@50 of BM25, dense and RRF on every answerable bundled case
-  (:func:`ragkit.evaluation.candidate_recall`, each case as its caller at its ``as_of``);
-* the tenant counterfactual (:mod:`ragkit.counterfactuals`, ``change_tenant``) with the
+  (:func:`ragkit.evaluation.runner.candidate_recall`, each case as its caller at its ``as_of``);
+* the tenant counterfactual (:mod:`ragkit.evaluation.counterfactuals`, ``change_tenant``) with the
   pipeline agent reading the Milvus backend: leaks must be zero;
-* :func:`ragkit.evaluation.evaluate` unchanged on both backends (pipeline placement, a sample);
+* :func:`ragkit.evaluation.runner.evaluate` unchanged on both backends (pipeline placement, a sample);
 * build time (from chunks and vectors: no embedding on either side), first-stage latency
   (scope selection + BM25 + dense, scoped as each case's caller), full funnel latency, memory.
 
@@ -39,13 +39,19 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from ragkit.chunking import ChunkerSettings  # noqa: E402
-from ragkit.evaluation import snapshot_filters  # noqa: E402
-from ragkit.fusion import rrf  # noqa: E402
-from ragkit.index import Index, IndexSettings  # noqa: E402
-from ragkit.milvus import MilvusConfig, MilvusIndex, start_local  # noqa: E402
-from ragkit.records import Chunk, Document, Envelope  # noqa: E402
-from ragkit.scope import Filters, Scope  # noqa: E402
+from ragkit import (  # noqa: E402  # noqa: E402
+    Chunk,
+    ChunkerSettings,  # noqa: E402
+    Document,
+    Envelope,
+    Filters,
+    Index,  # noqa: E402
+    Scope,
+)
+from ragkit.backends.milvus import MilvusConfig, MilvusIndex, start_local  # noqa: E402
+from ragkit.core import snapshot_filters  # noqa: E402
+from ragkit.index import IndexSettings  # noqa: E402
+from ragkit.retrieval import rrf  # noqa: E402
 
 OUT = ROOT / "bench" / "results" / "backends.md"
 PARTS = Path(tempfile.gettempdir()) / "ragkit-bench-backends"
@@ -66,7 +72,7 @@ def pct(values: list[float], q: float) -> float:
 
 def first_stage(index: Any, queries: list[tuple[str, Scope, Filters]], k: int = 50) -> list[float]:
     """Milliseconds of select + BM25 + dense + RRF per query, each scoped as its caller."""
-    from ragkit.backend import as_backend
+    from ragkit.index import as_backend
 
     out = []
     for text, scope, filters in queries:
@@ -79,10 +85,9 @@ def first_stage(index: Any, queries: list[tuple[str, Scope, Filters]], k: int = 
 
 
 def course(args: argparse.Namespace, uri: str, server_pid: int | None) -> dict[str, Any]:
-    from ragkit.cases import load_cases
-    from ragkit.counterfactuals import run_counterfactuals
+    from ragkit import agent_runner, evaluate, load_cases
     from ragkit.course import course_index
-    from ragkit.evaluation import agent_runner, candidate_recall, evaluate
+    from ragkit.evaluation import candidate_recall, run_counterfactuals
     from ragkit.models import get_reranker
 
     res: dict[str, Any] = {}
@@ -150,11 +155,11 @@ def course(args: argparse.Namespace, uri: str, server_pid: int | None) -> dict[s
 
 def _latency(args: argparse.Namespace, idx: Any, mi: Any, cases: Any, res: dict[str, Any]) -> None:
     """First-stage and full-funnel latency, both backends, each query scoped as its case's caller."""
-    from ragkit.funnel import Funnel
+    from ragkit import Funnel
     from ragkit.models import get_reranker
 
     answerable = [c for c in cases if c.answerable][: args.queries]
-    queries = [(c.task, Scope(c.caller.tenant, c.caller.groups), snapshot_filters(c.as_of))
+    queries = [(c.task, c.caller, snapshot_filters(c.as_of))
                for c in answerable]
     first_stage(idx, queries[:5])
     first_stage(mi, queries[:5])  # warm both
@@ -368,7 +373,7 @@ NOTES = [
     "agent reading the Milvus backend through `IndexView`. The view materialises the scope selection as "
     "a row mask (the rows come from the engine evaluating the scope expression) and hands it back to "
     "Milvus as a primary-key list; every funnel call outside a view sends the scope expression itself.",
-    "* **evaluate**: the same `ragkit.evaluation.evaluate` and `agent_runner`, no change; answer "
+    "* **evaluate**: the same `ragkit.evaluation.runner.evaluate` and `agent_runner`, no change; answer "
     "accuracy differs a little because BM25 candidates differ (above).",
     "* **Build** excludes embedding on both sides (vectors are copied): in-memory is tokenising and "
     "BM25 postings (faiss is built on the first search); Milvus is gRPC inserts of rows, vectors and "

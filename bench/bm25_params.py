@@ -22,12 +22,15 @@ sys.path.insert(0, str(ROOT))
 
 from _report import publish  # noqa: E402
 
-from ragkit.beir import load_beir  # noqa: E402
-from ragkit.compare import _doc_run, beir_index  # noqa: E402
-from ragkit.funnel import Funnel, FunnelSettings  # noqa: E402
+from ragkit import Funnel, FunnelSettings  # noqa: E402
+from ragkit.evaluation import (
+    beir_index,  # noqa: E402
+    load_beir,  # noqa: E402
+    score_run,  # noqa: E402
+)
+from ragkit.evaluation.compare import _doc_run  # noqa: E402
 from ragkit.index import IndexSettings  # noqa: E402
-from ragkit.lexical import BM25_PARAMS, SegmentedBM25  # noqa: E402
-from ragkit.metrics import evaluate  # noqa: E402
+from ragkit.retrieval import BM25_PARAMS, SegmentedBM25  # noqa: E402
 
 SCIFACT = ROOT.parent / "shared" / "data" / "scifact-train"
 K1 = (0.9, 1.2, 1.5, 2.0)
@@ -57,7 +60,7 @@ def sweep(path: Path, name: str, cache: Path, embedder: str, max_queries: int,
                                      stopwords=snap.settings.bm25_stopwords, k1=k1, b=b)
         funnel = Funnel(snap, settings)
         runs = {q: _doc_run(funnel.search(data.queries[q]), back) for q in qids}
-        out[(k1, b)] = evaluate(runs, qrels, ["ndcg@10"])["ndcg@10"]
+        out[(k1, b)] = score_run(runs, qrels, ["ndcg@10"])["ndcg@10"]
         print(name, k1, b, round(out[(k1, b)], 4), flush=True)
     return len(qids), out
 

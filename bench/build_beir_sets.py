@@ -87,8 +87,7 @@ def build_pydoc(out: Path, limit: int = 3000) -> int:
 
 def build_ops(out: Path) -> dict[str, int]:
     sys.path.insert(0, str(ROOT))
-    from ragkit.cases import load_cases
-    from ragkit.loaders import load_corpus
+    from ragkit import load_cases, load_corpus
 
     docs, _ = load_corpus(ROOT / "datasets" / "opscorpus" / "docs")
     cases = load_cases(ROOT / "datasets" / "opscorpus" / "cases.jsonl")

@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from ragkit.cases import load_cases  # noqa: E402
+from ragkit import load_cases  # noqa: E402
 from ragkit.course import course_index  # noqa: E402
 from ragkit.evaluation import RETRIEVERS, candidate_recall  # noqa: E402
 
@@ -50,7 +50,7 @@ def main() -> None:
     t = time.perf_counter()
     cases = load_cases(ROOT / "datasets" / "opscorpus" / "cases.jsonl")
     if args.index is not None:
-        from ragkit.index import Index
+        from ragkit import Index
 
         index = Index.load(args.index)
     else:

@@ -1,7 +1,7 @@
 """Figures derived from a saved bench/results/eval_<placement>.json/.csv without re-running.
 
 Reports faithfulness over delivered answers only, and counterfactual pass rates restricted to
-the cases the baseline answered correctly (the rules ragkit.evaluation / ragkit.counterfactuals
+the cases the baseline answered correctly (the rules ragkit.evaluation.runner / ragkit.evaluation.counterfactuals
 apply since commit c4ff29f / b7c0c0f, for result files written before them). Appends an
 "Addendum" section to bench/results/eval_<placement>.md.
 

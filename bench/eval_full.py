@@ -1,13 +1,13 @@
 """The full evaluation of the bundled cases: pipeline and hybrid agent, every case, counterfactuals.
 
-Runs the reference agent (``ragkit.agent.Agent`` with the offline policy) at each placement over
+Runs the reference agent (``ragkit.agent.loop.Agent`` with the offline policy) at each placement over
 ``datasets/opscorpus/cases.jsonl`` on the course index, scores every case at every boundary
-(``ragkit.evaluation.score_case``), runs the four counterfactual tests on every case (or on a
+(``ragkit.evaluation.runner.score_case``), runs the four counterfactual tests on every case (or on a
 deterministic sample with ``--cf-sample N``: every k-th case), computes the economics from the
 traces at p50/p95, checks ``datasets/gates.toml``, and writes ``bench/results/eval_<placement>.md``
 (report, gates, diagnosis, timings), ``.json`` (the whole report) and ``.csv`` (one row per case).
 
-One job per case (``ragkit.evaluation.evaluate_full``): its runs at every placement and their
+One job per case (``ragkit.evaluation.runner.evaluate_full``): its runs at every placement and their
 counterfactuals share one reranker-score cache in one process (each run still timed as with a
 cold cache), on ``--workers`` single-threaded processes; results are merged in case order.
 
@@ -35,10 +35,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from ragkit.cases import load_cases  # noqa: E402
+from ragkit import load_cases  # noqa: E402
 from ragkit.course import course_index  # noqa: E402
-from ragkit.evaluation import evaluate_full  # noqa: E402
-from ragkit.gates import check_gates, diagnose, load_gates, report_figures  # noqa: E402
+from ragkit.evaluation import check_gates, diagnose, load_gates, report_figures  # noqa: E402
+from ragkit.evaluation.runner import evaluate_full  # noqa: E402
 
 TAGS = ["all", "conflict", "identifier", "multi_hop", "temporal", "vocabulary_mismatch", "scoped",
         "injection", "story"]
@@ -62,8 +62,8 @@ def comparable(row: dict[str, Any]) -> dict[str, Any]:
 
 def check(cases: list[Any], placements: list[str], workers: int) -> int:
     """Run ``cases`` with and without the speed-ups; print and count the differences."""
-    from ragkit.counterfactuals import run_counterfactuals
-    from ragkit.evaluation import agent_runner, evaluate
+    from ragkit import agent_runner, evaluate
+    from ragkit.evaluation import run_counterfactuals
     from ragkit.models import get_reranker
 
     t = time.perf_counter()

@@ -1,12 +1,12 @@
-"""BM25 with pseudo-relevance feedback (RM3, :class:`ragkit.lexical.Feedback`), on and off.
+"""BM25 with pseudo-relevance feedback (RM3, :class:`ragkit.retrieval.lexical.Feedback`), on and off.
 
 Two parts, nDCG@10 with documents scored by their best chunk, on each BEIR-format set's cached
 index (the one ``bench/quality.py`` and ``bench/bm25_params.py`` build, same names and settings):
 
 1. the lexical retriever alone (no dense list, no reranker), every judged query unless
    ``--max-queries``, without feedback and with each (docs, terms, orig_weight) of the grid;
-2. the whole default :class:`~ragkit.funnel.Funnel` (``deliver=1, expand=False, candidates=100``
-   as ``ragkit/compare.py`` runs it), without feedback and with the single best setting of part 1
+2. the whole default :class:`~ragkit.search.funnel.Funnel` (``deliver=1, expand=False, candidates=100``
+   as ``ragkit/evaluation/compare.py`` runs it), without feedback and with the single best setting of part 1
    (best = the highest smallest gain over the sets, then the highest mean gain), on the first
    ``--funnel-queries`` judged queries of each set (reranking is slow).
 
@@ -28,12 +28,15 @@ sys.path.insert(0, str(ROOT))
 
 from _report import publish  # noqa: E402
 
-from ragkit.beir import load_beir  # noqa: E402
-from ragkit.compare import _doc_run, beir_index  # noqa: E402
-from ragkit.funnel import Funnel, FunnelSettings  # noqa: E402
+from ragkit import Funnel, FunnelSettings  # noqa: E402
+from ragkit.evaluation import (
+    beir_index,  # noqa: E402
+    load_beir,  # noqa: E402
+    score_run,  # noqa: E402
+)
+from ragkit.evaluation.compare import _doc_run  # noqa: E402
 from ragkit.index import IndexSettings  # noqa: E402
-from ragkit.lexical import Feedback  # noqa: E402
-from ragkit.metrics import evaluate  # noqa: E402
+from ragkit.retrieval import Feedback  # noqa: E402
 
 SCIFACT = ROOT.parent / "shared" / "data" / "scifact-train"
 LEXICAL = FunnelSettings(retrievers=("lexical",), rerank_mode="none", candidates=100, deliver=1, expand=False)
@@ -59,7 +62,7 @@ def ndcg(snap: Any, settings: FunnelSettings, fb: Feedback | None, data: Any, ba
     runs = {q: _doc_run(funnel.search(data.queries[q]), back) for q in qids}
     cpu = (time.process_time() - t) / max(1, len(qids))
     snap.lexical.feedback = None
-    return evaluate(runs, {q: data.qrels[q] for q in qids}, ["ndcg@10"])["ndcg@10"], cpu
+    return score_run(runs, {q: data.qrels[q] for q in qids}, ["ndcg@10"])["ndcg@10"], cpu
 
 
 def main(argv: list[str] | None = None) -> str:
@@ -112,7 +115,7 @@ def main(argv: list[str] | None = None) -> str:
              f"Command: `{threads}python bench/feedback.py {' '.join(cli)}` on "
              f"{dt.date.today().isoformat()} (load average {load:.1f} at the end); documents by their best "
              "chunk; each set's cached index (embedder "
-             f"`{args.embedder}`). Feedback: `ragkit.lexical.Feedback(docs, terms, orig_weight)` set on the "
+             f"`{args.embedder}`). Feedback: `ragkit.retrieval.lexical.Feedback(docs, terms, orig_weight)` set on the "
              "index's `SegmentedBM25` (`snapshot.lexical.feedback`); `off` is today's BM25.\n",
              "## BM25 alone (lexical retriever, no reranker)\n",
              "| setting | " + " | ".join(f"{n} ({len(loaded[n][3][: args.max_queries or None])} q)"

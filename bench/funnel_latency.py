@@ -21,14 +21,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from ragkit.cases import load_cases  # noqa: E402
-from ragkit.chunking import chunk_documents  # noqa: E402
+from ragkit import (
+    Funnel,  # noqa: E402
+    Index,  # noqa: E402
+    chunk_documents,  # noqa: E402
+    load_cases,  # noqa: E402
+    load_corpus,  # noqa: E402
+)
 from ragkit.course import course_corpus  # noqa: E402
-from ragkit.funnel import Funnel  # noqa: E402
-from ragkit.index import Index  # noqa: E402
-from ragkit.loaders import load_corpus  # noqa: E402
 from ragkit.models import get_embedder, get_reranker  # noqa: E402
-from ragkit.scope import Scope  # noqa: E402
 
 
 def pct(values: list[float], q: float) -> float:
@@ -69,7 +70,7 @@ def main() -> None:
     stages: dict[str, list[float]] = {}
     units: list[int] = []
     for case in cases[: args.queries]:
-        result = funnel.search(case.task, scope=Scope(case.caller.tenant, case.caller.groups))
+        result = funnel.search(case.task, scope=case.caller)
         for k, v in result.trace.timings_ms.items():
             stages.setdefault(k, []).append(v)
         units.append(result.trace.tokens["reranker_units"])

@@ -23,9 +23,12 @@ sys.path.insert(0, str(ROOT))
 
 from _report import publish  # noqa: E402
 
-from ragkit.chunking import chunk_documents  # noqa: E402
-from ragkit.index import Index, IndexSettings  # noqa: E402
-from ragkit.loaders import load_corpus  # noqa: E402
+from ragkit import (
+    Index,  # noqa: E402
+    chunk_documents,  # noqa: E402
+    load_corpus,  # noqa: E402
+)
+from ragkit.index import IndexSettings  # noqa: E402
 from ragkit.models import get_embedder, workers  # noqa: E402
 
 

@@ -32,8 +32,7 @@ from _report import publish  # noqa: E402
 
 
 def _child(mode: str, corpus: Path, uri: str, token: str, collection: str, actors: int) -> None:
-    from ragkit.ingest import ingest_milvus, ingest_ray
-    from ragkit.milvus import MilvusConfig
+    from ragkit.backends.milvus import MilvusConfig, ingest_milvus, ingest_ray
 
     config = MilvusConfig(uri, token=token, collection=collection)
     if mode == "ray":
@@ -127,7 +126,7 @@ def main(argv: list[str] | None = None) -> str:
     local = None
     tmp = tempfile.TemporaryDirectory(prefix="ragkit-bench-milvus-")
     if not uri:
-        from ragkit.milvus import start_local
+        from ragkit.backends.milvus import start_local
 
         local = start_local(Path(tmp.name))
         uri = local.uri

@@ -58,7 +58,7 @@ async def _run(index: Path, tenant: str, groups: str) -> tuple[Any, Any, list[tu
     from mcp.client.stdio import stdio_client
 
     params = StdioServerParameters(command=sys.executable, args=[
-        "-m", "ragkit.cli", "mcp", "--index", str(index), "--tenant", tenant, "--groups", groups],
+        "-m", "ragkit.app.cli", "mcp", "--index", str(index), "--tenant", tenant, "--groups", groups],
         cwd=str(ROOT))
     out = []
     async with stdio_client(params) as (read, write), \
@@ -78,8 +78,7 @@ def _trace_summary(result: Any) -> Any:
 
 
 def _fixture_index(folder: Path) -> Path:
-    from ragkit.index import Index
-    from ragkit.loaders import load_corpus
+    from ragkit import Index, load_corpus
 
     docs, _ = load_corpus(ROOT / "tests" / "fixtures" / "corpus")
     return Index.build(docs).save(folder / "index")

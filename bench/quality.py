@@ -2,7 +2,7 @@
 
 For each BEIR-format set (SciFact train from ``../shared/data/scifact-train`` when present,
 and the sets of ``bench/build_beir_sets.py``) and each embedder, builds (or reuses) the
-collection's index and runs :func:`ragkit.compare.evaluate_beir` with the funnel's ablations
+collection's index and runs :func:`ragkit.evaluation.compare.evaluate_beir` with the funnel's ablations
 (BM25, dense, RRF, z-score fusion, reranker alone) and the variants below, all as settings of the same
 Funnel. Reranker scores are cached per (pair length, query, passage), so variants that
 differ only in how ranks are fused cost no extra reranking. Reports nDCG@10 per set and
@@ -29,8 +29,11 @@ sys.path.insert(0, str(ROOT))
 
 from _report import publish  # noqa: E402
 
-from ragkit.beir import load_beir  # noqa: E402
-from ragkit.compare import ABLATIONS, evaluate_beir  # noqa: E402
+from ragkit.evaluation import (  # noqa: E402
+    ABLATIONS,
+    evaluate_beir,
+    load_beir,  # noqa: E402
+)
 from ragkit.index import IndexSettings  # noqa: E402
 
 SCIFACT = ROOT.parent / "shared" / "data" / "scifact-train"
@@ -67,7 +70,7 @@ class ReusedVectors:
     """
 
     def __init__(self, index_path: Path, model: Any) -> None:
-        from ragkit.index import Index
+        from ragkit import Index
 
         index = Index.load(index_path)
         self.name, self.version, self.dim = model.name, model.version, model.dim
@@ -158,7 +161,7 @@ def main(argv: list[str] | None = None) -> str:
     cmd = "python bench/quality.py " + " ".join(argv if argv is not None else sys.argv[1:])
     text = ("# Funnel quality on BEIR-format sets: ablations and variants\n\n"
             "nDCG@10 (bold: best on the set); documents scored by their best chunk; every method is the "
-            "same Funnel with settings changed (`ragkit.compare`). `default` = FunnelSettings() as "
+            "same Funnel with settings changed (`ragkit.evaluation.compare`). `default` = FunnelSettings() as "
             f"committed; variants change settings from it: {legend}. "
             + (f"First {args.max_queries} judged queries of each set (sorted by id).\n\n" if args.max_queries
                else "All judged queries of each set.\n\n") + "\n".join(lines) + "\n\n## Checks\n\n"

@@ -1,6 +1,6 @@
 """The reranker's cost against its value on the course corpus, one row per option.
 
-Every answerable evidence case is searched through the :class:`~ragkit.funnel.Funnel` as
+Every answerable evidence case is searched through the :class:`~ragkit.search.funnel.Funnel` as
 its caller, over the documents published by its ``as_of`` time, once per option (rerank
 depth, pair length, reranking off). Quality: case recall at the delivered width (share of
 cases whose whole minimum evidence set, doc id + section anchor, is among the ``deliver``
@@ -32,12 +32,14 @@ sys.path.insert(0, str(ROOT))
 
 from _report import publish  # noqa: E402
 
-from ragkit.cases import load_cases  # noqa: E402
-from ragkit.evaluation import snapshot_filters  # noqa: E402
-from ragkit.funnel import Funnel, FunnelSettings  # noqa: E402
-from ragkit.index import Index  # noqa: E402
+from ragkit import (  # noqa: E402
+    Funnel,
+    FunnelSettings,
+    Index,  # noqa: E402
+    load_cases,  # noqa: E402
+)
+from ragkit.core import snapshot_filters  # noqa: E402
 from ragkit.models import Reranker, get_reranker, workers  # noqa: E402
-from ragkit.scope import Scope  # noqa: E402
 
 #: (label, FunnelSettings overrides); the first stage is the same for all.
 OPTIONS: list[tuple[str, dict[str, Any]]] = [
@@ -75,7 +77,7 @@ class SerialReranker(Reranker):
     def _score_uncached(self, query: str, passages: list[str], length: int, batch_size: int | None) -> Any:
         import numpy as np
 
-        from ragkit.models import _feed
+        from ragkit.models.bundled import _feed
 
         encs = self._encode_pairs(query, passages, length)
         return np.array([self._session.run(None, _feed(e))[0].reshape(-1)[0] for e in encs], dtype=np.float32)
@@ -128,7 +130,7 @@ def main(argv: list[str] | None = None) -> str:
     funnel = Funnel(index, reranker=reranker)
     cases = [c for c in load_cases(args.cases) if c.answerable][: args.max_cases]
     funnel.search("warm up", deliver=1)
-    calls = [(c.task, Scope(c.caller.tenant, c.caller.groups), snapshot_filters(c.as_of)) for c in cases]
+    calls = [(c.task, c.caller, snapshot_filters(c.as_of)) for c in cases]
     options = [o for o in OPTIONS if args.options is None or o[0] in args.options]
     quality: dict[str, tuple[float, float]] = {}
     if args.quality_from is not None:

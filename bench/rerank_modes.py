@@ -2,7 +2,7 @@
 
 Builds the BEIR-format sets of ``bench/build_beir_sets.py`` (standard-library docstrings;
 the course corpus at document level, all cases and two hard tags) and runs
-``ragkit.compare.evaluate_beir`` on each (the Funnel and its ablations): BM25, dense, RRF,
+``ragkit.evaluation.compare.evaluate_beir`` on each (the Funnel and its ablations): BM25, dense, RRF,
 the reranked head in cross-encoder order, and the default RRF of first-stage and
 cross-encoder ranks at three weightings (the default 1:2, then 1:1 and 2:1).
 Writes ``bench/results/rerank_modes.md``.
@@ -22,8 +22,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from ragkit.beir import load_beir  # noqa: E402
-from ragkit.compare import ABLATIONS, evaluate_beir, format_table  # noqa: E402
+from ragkit.evaluation import (  # noqa: E402
+    ABLATIONS,
+    evaluate_beir,
+    format_table,
+    load_beir,  # noqa: E402
+)
 
 SETS = ("pydoc", "ops-all", "ops-vocabulary_mismatch", "ops-multi_hop")
 #: other (first stage : reranker) weightings of rerank_mode="rrf", as funnel settings
@@ -66,7 +70,7 @@ def main() -> None:
     cmd = "python bench/rerank_modes.py" + (f" --max-queries {args.max_queries}")
     text = ("# How the reranker meets the first stage\n\n"
             "nDCG@10 per set (bold: best on that set), every method a setting of the same Funnel "
-            "(`ragkit.compare`), documents scored by their best chunk. `rerank` = the reranked head in "
+            "(`ragkit.evaluation.compare`), documents scored by their best chunk. `rerank` = the reranked head in "
             "cross-encoder order; `default` = the funnel's defaults (RRF of the first-stage rank and the "
             "cross-encoder rank, 1:2); `rerank_rrf_wA:B` other weightings, first stage : reranker.\n\n"
             + "\n".join(table) + "\n\n## Per set\n\n" + "\n".join(sections)

@@ -2,9 +2,9 @@
 
 Each option is a reranker and a pair length (``FunnelSettings.rerank_tokens``; for ColBERT
 the passage's token budget, the query being 32 tokens): the cross-encoder
-(``ragkit.models.get_reranker``, ms-marco-MiniLM-L-12-v2 INT8) and the late-interaction
-scorer (``ragkit.colbert``). On each BEIR-format set (as in ``bench/quality.py``) every
-option runs through :func:`ragkit.compare.evaluate_beir`, i.e. the real Funnel, in the
+(``ragkit.models.bundled.get_reranker``, ms-marco-MiniLM-L-12-v2 INT8) and the late-interaction
+scorer (``ragkit.retrieval.colbert``). On each BEIR-format set (as in ``bench/quality.py``) every
+option runs through :func:`ragkit.evaluation.compare.evaluate_beir`, i.e. the real Funnel, in the
 modes ``rerank`` (reranker order alone) and ``rrf`` (the default: 1:1 fusion with the first
 stage), beside the first stage alone. Cost: CPU ms per query of the second stage
 (``time.process_time`` around every ``score`` call, all threads, score cache cleared
@@ -37,8 +37,10 @@ sys.path.insert(0, str(ROOT / "bench"))
 from quality import folder  # noqa: E402
 from rerank_cost import _meter, found  # noqa: E402
 
-from ragkit.beir import load_beir  # noqa: E402
-from ragkit.compare import evaluate_beir  # noqa: E402
+from ragkit.evaluation import (
+    evaluate_beir,  # noqa: E402
+    load_beir,  # noqa: E402
+)
 from ragkit.index import IndexSettings  # noqa: E402
 
 #: label -> (reranker kind, pair length in tokens)
@@ -54,7 +56,7 @@ MODES = ("rerank", "rrf")
 def load(kind: str) -> Any:
     """The reranker of ``kind`` (``cross-encoder`` or ``colbert``), with its score cache."""
     if kind == "colbert":
-        from ragkit.colbert import get_colbert
+        from ragkit.retrieval import get_colbert
 
         return get_colbert()
     from ragkit.models import get_reranker
@@ -101,15 +103,12 @@ def beir_rows(set_name: str, path: Path, queries: int, options: list[str], cache
 def course_rows(index_path: Path, cases_path: Path, max_cases: int | None, deliver: int,
                 options: list[str]) -> tuple[int, dict[str, tuple[float, float, float]]]:
     """Case recall and item recall at ``deliver`` on the course corpus, and rerank CPU ms per case."""
-    from ragkit.cases import load_cases
-    from ragkit.evaluation import snapshot_filters
-    from ragkit.funnel import Funnel
-    from ragkit.index import Index
-    from ragkit.scope import Scope
+    from ragkit import Funnel, Index, load_cases
+    from ragkit.core import snapshot_filters
 
     index = Index.load(index_path)
     cases = [c for c in load_cases(cases_path) if c.answerable][:max_cases]
-    calls = [(c.task, Scope(c.caller.tenant, c.caller.groups), snapshot_filters(c.as_of)) for c in cases]
+    calls = [(c.task, c.caller, snapshot_filters(c.as_of)) for c in cases]
     rows: dict[str, tuple[float, float, float]] = {}
 
     def run(funnel: Any, over: dict[str, Any]) -> tuple[float, float]:
@@ -195,14 +194,14 @@ def main(argv: list[str] | None = None) -> str:
     legend = "; ".join(f"`{k}` = {kind} at {tok} tokens" for k, (kind, tok) in OPTIONS.items()
                        if k in args.options or k in args.course_options)
     text = ("# Second stages: cross-encoder at 256 / 512 tokens vs ColBERT (MaxSim), quality and CPU\n\n"
-            f"{legend}. nDCG@10 over documents (best chunk) through the real Funnel (`ragkit.compare`); "
+            f"{legend}. nDCG@10 over documents (best chunk) through the real Funnel (`ragkit.evaluation.compare`); "
             "`rerank` = reranker order alone, `rrf` = the default fusion 1:1 with the first stage. "
             "CPU ms/query: "
             "`time.process_time` around the second stage's `score` calls (all threads; score cache cleared "
             "before each option, mean over queries). Gain per CPU-s = (nDCG@10 of the rrf mode - first "
             "stage) / CPU seconds per query. ColBERT here is answerai-colbert-small-v1's INT8 encoder "
             "without "
-            "its 96-d projection (not shipped; see `ragkit/colbert.py`).\n\n"
+            "its 96-d projection (not shipped; see `ragkit/retrieval/colbert.py`).\n\n"
             + "\n".join(head) + course + ("\n\n" + "\n".join(notes) if notes else "")
             + f"\n\nProduced by `{cmd.strip()}` on {dt.date.today().isoformat()} in "
             f"{time.perf_counter() - start:.0f} s wall. Load before: `{load_before}`; after: `{uptime()}` "

@@ -1,4 +1,4 @@
-"""Agreement of ragkit.resolution.resolve with every conflict-tagged bundled evidence case.
+"""Agreement of ragkit.evidence.resolution.resolve with every conflict-tagged bundled evidence case.
 
 For each case tagged ``conflict`` in ``datasets/opscorpus/cases.jsonl``, hand ``resolve`` the
 case's evidence set plus its reject list (each item read as its document section), as the
@@ -20,11 +20,20 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from ragkit.agreement import agreement_table, compare, resolve_case  # noqa: E402
-from ragkit.cases import TAGS, Caller, load_cases  # noqa: E402
+from ragkit import (  # noqa: E402
+    DecisionRecord,  # noqa: E402
+    Evidence,
+    Scope,  # noqa: E402
+    load_cases,  # noqa: E402
+    resolve,
+)
 from ragkit.course import course_documents  # noqa: E402
-from ragkit.decision import DecisionRecord  # noqa: E402
-from ragkit.resolution import Evidence, resolve  # noqa: E402
+from ragkit.evaluation import (  # noqa: E402
+    TAGS,  # noqa: E402
+    agreement_table,
+    compare,
+    resolve_case,
+)
 
 STORY = [
     ("ops-2987-c3", "top"),
@@ -39,7 +48,7 @@ def story_record(docs: dict, as_of: str) -> DecisionRecord:
     day = int(as_of[-2:])
     question = f"Which settlement cutoff applies to Acme's Monday EUR batch on {day} January 2026?"
     evidence = [Evidence.from_document(docs[d], a) for d, a in STORY]
-    return resolve(question, evidence, as_of, Caller("acme", ("ops",)))
+    return resolve(question, evidence, as_of, Scope("acme", ("ops",)))
 
 
 def main() -> int:
@@ -113,7 +122,7 @@ def main() -> int:
         ]
         lines += [
             "",
-            "Caveat: the question-reading rules (`ragkit.values.asked_forms`, the causal cues and identifier "
+            "Caveat: the question-reading rules (`ragkit.text.values.asked_forms`, the causal cues and identifier "
             "shapes) were refined while looking at these bundled cases, so the tables above are not a "
             "held-out measurement.",
         ]

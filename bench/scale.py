@@ -8,15 +8,15 @@ perturbed corpus vectors. No model is run: the figures measure the retrieval str
 
 Parts (``--parts``, each writes its own rows; results of several runs are merged):
 
-* ``lexical``: ragkit's index scorer (:class:`~ragkit.lexical.SegmentedBM25`, what
+* ``lexical``: ragkit's index scorer (:class:`~ragkit.retrieval.lexical.SegmentedBM25`, what
   ``Index.search_lexical`` runs) searched with a scope mask allowing a random half of the rows,
   against raw ``bm25s`` on the same tokens (``get_scores`` + top-k, no mask), and ``rank_bm25``
   (only up to ``--rank-bm25-max`` rows: it is pure Python). ragkit keeps each term's weights for
   the life of a snapshot; "cold" clears them before every query.
 * ``dense``: exact inner product (``faiss.IndexFlatIP``) against HNSW (``faiss.IndexHNSWFlat``)
-  through :class:`~ragkit.dense.DenseRetriever`: p50/p95 latency, recall@10 of HNSW against exact
+  through :class:`~ragkit.retrieval.dense.DenseRetriever`: p50/p95 latency, recall@10 of HNSW against exact
   on ``--queries`` queries, build time (wall and CPU) and resident-memory growth.
-* ``index``: a whole :class:`~ragkit.index.Index` of ``n`` synthetic chunks (10 per document,
+* ``index``: a whole :class:`~ragkit.index.index.Index` of ``n`` synthetic chunks (10 per document,
   synthetic vectors through a lookup "embedder"): peak RSS of the build, BM25 and dense p50
   (unmasked and with a half mask), save time, and load time plus first searches in a fresh
   process.
@@ -47,7 +47,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from ragkit.dense import EF_CONSTRUCTION, EF_SEARCH, HNSW_M, HNSW_MIN_ROWS, DenseRetriever  # noqa: E402
+from ragkit.retrieval import EF_CONSTRUCTION, EF_SEARCH, HNSW_M, HNSW_MIN_ROWS, DenseRetriever  # noqa: E402
 
 DIM = 384
 
@@ -97,7 +97,7 @@ def lexical(n: int, queries: int, rank_bm25_max: int, rng: np.random.Generator,
             rounds_n: int = 5) -> dict[str, float]:
     import bm25s
 
-    from ragkit.lexical import Postings, SegmentedBM25
+    from ragkit.retrieval import Postings, SegmentedBM25
 
     vocab = vocabulary(50_000, rng)
     corpus = texts(n, vocab, rng, 60, 100)
@@ -258,7 +258,7 @@ class LookupEmbedder:
 
 def synthetic_index_inputs(n: int, queries: int, seed: int) -> tuple[list[Any], list[Any], np.ndarray,
                                                                       list[str], np.ndarray]:
-    from ragkit.records import Chunk, Document, Envelope
+    from ragkit import Chunk, Document, Envelope
 
     rng = np.random.default_rng(seed)
     vocab = vocabulary(50_000, rng)
@@ -317,7 +317,7 @@ sys.path.insert(0, sys.argv[1])
 t = time.perf_counter()
 import numpy as np
 from bench.scale import LookupEmbedder, search_latencies, peak_rss_mb
-from ragkit.index import Index
+from ragkit.index.index import Index
 qs = json.loads(open(sys.argv[3]).read()); qv = np.load(sys.argv[4])
 t0, c0 = time.perf_counter(), time.process_time()
 index = Index.load(sys.argv[2], embedder=LookupEmbedder(dict(zip(qs, qv))))
@@ -335,7 +335,8 @@ print(json.dumps(out))
 
 
 def index_part(n: int, queries: int, seed: int, folder: Path, cache: Path | None) -> dict[str, float]:
-    from ragkit.index import FORMAT_VERSION, Index, IndexSettings
+    from ragkit import Index
+    from ragkit.index import FORMAT_VERSION, IndexSettings
 
     out: dict[str, float] = {}
     t = time.perf_counter()
@@ -425,7 +426,7 @@ def render(data: dict[str, Any]) -> str:
             "(2,000 latent clusters; a query's nearest rows at cosine ~0.6-0.67, as with real embedders); "
             "no model "
             f"runs. HNSW: M={HNSW_M}, efConstruction={EF_CONSTRUCTION}, efSearch={EF_SEARCH}; ragkit's index "
-            f"chooses HNSW from {HNSW_MIN_ROWS:,} rows per segment (`ragkit.dense.HNSW_MIN_ROWS`, "
+            f"chooses HNSW from {HNSW_MIN_ROWS:,} rows per segment (`ragkit.retrieval.dense.HNSW_MIN_ROWS`, "
             "`IndexSettings(dense_kind=\"auto\")`). One thread (`OMP_NUM_THREADS=1`), 2-core machine "
             "shared with four other engineers' jobs: latencies are measured under load; ratios are "
             "measured side by side in one loop.\n\n")

@@ -3,12 +3,12 @@
 1. Copies ``datasets/opscorpus/docs`` and the cached course index (``.ragkit-cache/index-course``)
    to a temporary folder (the cache itself is never written), then syncs the copy once: every
    document is unchanged, only its source path moves (nothing is re-encoded).
-2. Starts a :class:`ragkit.freshness.Watcher` (poll ``--interval``) on the copy, with the real
+2. Starts a :class:`ragkit.index.freshness.Watcher` (poll ``--interval``) on the copy, with the real
    bundled embedder (loaded beforehand unless ``--no-warm``), and meanwhile edits ``--edits``
    documents and deletes ``--deletes`` documents, one change every ``--gap`` seconds.
 3. Waits until nothing is pending, then reports the lag (index commit minus file change) of the
    edited documents and of the deletions (tombstone time minus unlink time), plus the
-   :func:`ragkit.freshness.staleness` distribution over every document of the index.
+   :func:`ragkit.index.freshness.staleness` distribution over every document of the index.
 
 Usage: OMP_NUM_THREADS=1 python bench/staleness.py [--edits 20 --deletes 10 --gap 0.5 --interval 1]
 """
@@ -29,9 +29,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from ragkit import Index  # noqa: E402
 from ragkit.course import course_cache, course_corpus  # noqa: E402
-from ragkit.freshness import Watcher, staleness, sync_folder  # noqa: E402
-from ragkit.index import Index  # noqa: E402
+from ragkit.index import Watcher, staleness, sync_folder  # noqa: E402
 
 
 def dist(values: list[float]) -> str:

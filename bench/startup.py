@@ -31,8 +31,8 @@ IMPORT = ("import time, sys; t = time.perf_counter(); import ragkit; "
 SEARCH = """
 import json, sys, time
 t0 = time.perf_counter()
-from ragkit.funnel import Funnel
-from ragkit.index import Index
+from ragkit.search.funnel import Funnel
+from ragkit.index.index import Index
 t1 = time.perf_counter()
 index = Index.load(sys.argv[1])
 t2 = time.perf_counter()

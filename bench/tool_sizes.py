@@ -41,13 +41,10 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "tool_sizes.md")
     a = ap.parse_args()
 
-    from ragkit.cases import load_cases
+    from ragkit import Index, Toolbox, load_cases
+    from ragkit.core import snapshot_filters
     from ragkit.course import course_cache
-    from ragkit.evaluation import snapshot_filters
-    from ragkit.index import Index
-    from ragkit.scope import Scope
-    from ragkit.tokens import count_tokens
-    from ragkit.tools import Toolbox
+    from ragkit.models import count_tokens
 
     index = Index.load(course_cache() / "index-course")  # read only: never rebuilds the shared cache
     cases = [c for c in load_cases(ROOT / "datasets" / "opscorpus" / "cases.jsonl") if c.answerable]
@@ -56,7 +53,7 @@ def main() -> None:
     rows = []
     t0 = time.perf_counter()
     for case in chosen:
-        caller = Scope(case.caller.tenant, case.caller.groups)
+        caller = case.caller
         box = Toolbox(index, caller, filters=snapshot_filters(case.as_of))
         search = box.search_knowledge(case.task, k=5)
         wider = box.search_knowledge(case.task, k=8)  # enough ranked hits to name 5 distinct documents

@@ -27,8 +27,11 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from ragkit.index import Index  # noqa: E402
-from ragkit.records import Document, Envelope  # noqa: E402
+from ragkit import (  # noqa: E402
+    Document,
+    Envelope,
+    Index,  # noqa: E402
+)
 
 DIM = 384
 

@@ -2,7 +2,7 @@
 
 Every answerable case (or every k-th with ``--sample N``) is searched as its caller over its
 snapshot at each candidate width; each delivered width is read off the same final ranking
-(``ragkit.sweep.width_sweep``). Total cost counts the recovery calls an insufficient first
+(``ragkit.evaluation.sweep.width_sweep``). Total cost counts the recovery calls an insufficient first
 call causes (1 + (1 - evidence-set recall) x 2 calls per task) and prices reranker
 token-units and main-model token-turns (6 remaining turns) 1:1.
 
@@ -22,9 +22,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from ragkit.cases import load_cases  # noqa: E402
+from ragkit import load_cases  # noqa: E402
 from ragkit.course import course_index  # noqa: E402
-from ragkit.sweep import width_sweep  # noqa: E402
+from ragkit.evaluation import width_sweep  # noqa: E402
 
 
 def main() -> None:
@@ -40,7 +40,7 @@ def main() -> None:
     seconds = time.perf_counter() - t
     from matplotlib.figure import Figure
 
-    from ragkit.evalviz import plot_width_sweep
+    from ragkit.course import plot_width_sweep
 
     fig = Figure(figsize=(11, 3.8), layout="constrained")
     axes = fig.subplots(1, 2)

@@ -6,23 +6,22 @@ module named after it (``chunking``, ``lexical``, ``dense``, ``fusion``, ``reran
 sentence-transformers, faiss) load lazily on first use.
 """
 
-from ragkit.agent import PLACEMENTS, Agent, AgentResult
-from ragkit.cases import EvidenceCase, load_cases
-from ragkit.chunking import ChunkerSettings, chunk_documents
-from ragkit.citations import Verification, verify
-from ragkit.decision import DecisionRecord
-from ragkit.errors import LoadError, ModelNotAvailable, RagkitError, ValidationError
-from ragkit.evaluation import agent_runner, evaluate
-from ragkit.evidence import Evidence
-from ragkit.funnel import Funnel, FunnelSettings, SearchResult
-from ragkit.index import Index
-from ragkit.loaders import LoadReport, load_corpus
-from ragkit.records import Chunk, Document, Envelope
-from ragkit.resolution import resolve
-from ragkit.scope import Filters, Scope
-from ragkit.tools import Toolbox, ToolSettings
-
-__version__ = "0.1.0"
+from ragkit.agent.loop import PLACEMENTS, Agent, AgentResult
+from ragkit.core.errors import LoadError, ModelNotAvailable, RagkitError, ValidationError
+from ragkit.core.records import Chunk, Document, Envelope
+from ragkit.core.scope import Filters, Scope
+from ragkit.core.version import __version__
+from ragkit.documents.chunking import ChunkerSettings, chunk_documents
+from ragkit.documents.loaders import LoadReport, load_corpus
+from ragkit.evaluation.cases import EvidenceCase, load_cases
+from ragkit.evaluation.runner import agent_runner, evaluate
+from ragkit.evidence.citations import Verification, verify
+from ragkit.evidence.decision import DecisionRecord
+from ragkit.evidence.resolution import resolve
+from ragkit.evidence.spans import Evidence
+from ragkit.index.index import Index
+from ragkit.search.funnel import Funnel, FunnelSettings, SearchResult
+from ragkit.tools.toolbox import Toolbox, ToolSettings
 
 __all__ = [
     "PLACEMENTS",

@@ -66,8 +66,7 @@ class CountingEmbedder:
 
 @pytest.fixture(scope="session")
 def fixture_index(embedder):
-    from ragkit.index import Index
-    from ragkit.loaders import load_corpus
+    from ragkit import Index, load_corpus
 
     docs, _ = load_corpus(FIXTURES / "corpus")
     return Index.build(docs, embedder=embedder)
@@ -87,7 +86,7 @@ def milvus_uri(tmp_path_factory):
     if uri:
         yield uri
         return
-    from ragkit.milvus import start_local
+    from ragkit.backends.milvus import start_local
 
     server = start_local(tmp_path_factory.mktemp("milvus"))
     try:

@@ -1,7 +1,7 @@
 """The reference agent: parsing, query variants, loop guards, placements, abstention, stories.
 
 Fast tests drive the real loop, the real offline policy, resolution and citation checks
-over ``ShelfToolbox``: a hand-built stand-in for :class:`ragkit.tools.Toolbox` that answers
+over ``ShelfToolbox``: a hand-built stand-in for :class:`ragkit.tools.toolbox.Toolbox` that answers
 the same JSON contract from six hand-written documents with word-overlap ranking (so that
 the tests need no model). Slow tests use the real Toolbox over the course index.
 """
@@ -13,10 +13,9 @@ from typing import Any
 
 import pytest
 
-from ragkit.agent import Action, Agent, AgentState
-from ragkit.errors import ValidationError
-from ragkit.scope import Scope
-from ragkit.taskparse import feedback_terms, find_identifiers, jaccard, keyword_query, parse_task
+from ragkit import Agent, Scope, ValidationError
+from ragkit.agent import Action, AgentState
+from ragkit.text import feedback_terms, find_identifiers, jaccard, keyword_query, parse_task
 
 # -- a hand-built shelf of documents behind the tool contract -------------------------------
 
@@ -349,9 +348,8 @@ def course():
 
 
 def _box(index: Any, tenant: str, as_of: str, **kw: Any) -> Any:
-    from ragkit.evaluation import snapshot_filters
-    from ragkit.records import parse_time
-    from ragkit.tools import Toolbox
+    from ragkit import Toolbox
+    from ragkit.core import parse_time, snapshot_filters
 
     moment = parse_time(as_of)
     return Toolbox(index, Scope(tenant, ["ops"]), filters=snapshot_filters(moment), **kw)
@@ -388,7 +386,7 @@ def test_story_eur_cutoff_both_dates(course, as_of, expected):
 def test_demo_rescue_counts_only_delivered_sources():
     import pandas as pd
 
-    from ragkit.demo import rescue
+    from ragkit.app.demo import rescue
 
     cols = ["chunk_id", "lexical_rank", "dense_rank", "fused_rank", "final_rank", "delivered"]
     df = pd.DataFrame([("a#x~0", 1, None, 7, 9, False), ("b#y~0", 2, 5, 1, 1, True)], columns=cols)
@@ -409,11 +407,8 @@ def bm25_toolbox():
     """A real Toolbox over the fixture corpus, BM25 only and no reranker (no model is loaded)."""
     import numpy as np
 
-    from ragkit.chunking import chunk_documents
-    from ragkit.funnel import Funnel, FunnelSettings
-    from ragkit.index import Index, IndexSettings
-    from ragkit.loaders import load_corpus
-    from ragkit.tools import Toolbox
+    from ragkit import Funnel, FunnelSettings, Index, Toolbox, chunk_documents, load_corpus
+    from ragkit.index import IndexSettings
 
     class NoModel:
         name, version, dim = "none", "0", 8
@@ -442,8 +437,7 @@ def _serve(httpserver, name: str) -> None:
 def test_llm_policy_drives_the_loop_with_native_tool_calls(httpserver, bm25_toolbox):
     import json
 
-    from ragkit.llm import OpenAIChat
-    from ragkit.llm_policy import LLMPolicy
+    from ragkit.agent import LLMPolicy, OpenAIChat
 
     _serve(httpserver, "openai_tool_call.json")  # the model calls search_knowledge("EUR cutoff", k=3)
     _serve(httpserver, "openai_answer.json")  # then answers 16:00 citing settlement-runbook-v2#eur-cutoff
@@ -464,8 +458,7 @@ def test_llm_policy_drives_the_loop_with_native_tool_calls(httpserver, bm25_tool
 
 
 def test_llm_policy_obeys_the_search_cap(httpserver, bm25_toolbox):
-    from ragkit.llm import OpenAIChat
-    from ragkit.llm_policy import LLMPolicy
+    from ragkit.agent import LLMPolicy, OpenAIChat
 
     for _ in range(2):
         _serve(httpserver, "openai_tool_call.json")  # the same search twice: the second is a loop
@@ -487,9 +480,8 @@ def test_llm_policy_obeys_the_search_cap(httpserver, bm25_toolbox):
 @pytest.mark.slow
 def test_injection_documents_change_no_search_and_no_answer(course):
     """The injection cases, with and without the instruction-shaped documents in the index."""
-    from ragkit.cases import load_cases
+    from ragkit import Index, load_cases
     from ragkit.course import course_cache
-    from ragkit.index import Index
 
     clean = Index.load(course_cache() / "index-course")
     injected = [d for d, doc in clean.documents.items() if (doc.envelope.extra or {}).get("injection")]
@@ -520,7 +512,7 @@ def test_demo_agent_part_prints_pipeline_and_agent_runs(bm25_toolbox):
 
     from rich.console import Console
 
-    from ragkit.demo import run_agent_stories
+    from ragkit.app.demo import run_agent_stories
 
     out = io.StringIO()
     stories = (("EUR cutoff", "What is the EUR cutoff?", "2026-01-19"),)

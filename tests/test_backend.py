@@ -1,4 +1,4 @@
-"""The backend seam (ragkit.backend): the funnel reads the in-memory index through it, unchanged."""
+"""The backend seam (ragkit.index.backend): the funnel reads the in-memory index through it, unchanged."""
 
 from __future__ import annotations
 
@@ -6,13 +6,10 @@ import numpy as np
 import pytest
 from hashing import HashEmbedder
 
-from ragkit.backend import Backend, MaskSelection, SnapshotBackend, as_backend
-from ragkit.counterfactuals import IndexView
-from ragkit.errors import ScopeError
-from ragkit.funnel import Funnel
-from ragkit.index import Index
-from ragkit.loaders import load_corpus
-from ragkit.scope import Filters, Scope
+from ragkit import Filters, Funnel, Index, Scope, load_corpus
+from ragkit.core import ScopeError
+from ragkit.evaluation import IndexView
+from ragkit.index import Backend, MaskSelection, SnapshotBackend, as_backend
 
 
 class WordOverlapReranker:

@@ -1,4 +1,4 @@
-"""Tests for ragkit.beir: a good folder, each broken kind, and split handling."""
+"""Tests for ragkit.evaluation.beir: a good folder, each broken kind, and split handling."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from ragkit.beir import BeirData, BeirDoc, load_beir
-from ragkit.errors import LoadError, ValidationError
+from ragkit import LoadError, ValidationError
+from ragkit.evaluation import BeirData, BeirDoc, load_beir
 
 CORPUS = [
     {"_id": "d1", "title": "Settlement runbook", "text": "Run reconcile_settlement nightly."},
@@ -171,7 +171,7 @@ def test_judged_query_missing_from_queries(tmp_path):
 
 @pytest.mark.slow
 def test_evaluate_beir_runs_the_funnel_and_its_ablations(tmp_path):
-    from ragkit.compare import ABLATIONS, evaluate_beir, format_table
+    from ragkit.evaluation import ABLATIONS, evaluate_beir, format_table
 
     corpus = [
         {"_id": "ledger", "title": "Ledger locks", "text": "Error E-4471 means the ledger is locked by the "

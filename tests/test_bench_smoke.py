@@ -42,8 +42,8 @@ def table(path: Path) -> list[list[str]]:
 
 @pytest.fixture(scope="module")
 def tiny_index(tmp_path_factory) -> Path:
-    from ragkit.index import Index, IndexSettings
-    from ragkit.loaders import load_corpus
+    from ragkit import Index, load_corpus
+    from ragkit.index import IndexSettings
 
     docs, _ = load_corpus(FIXTURE_CORPUS)
     out = tmp_path_factory.mktemp("idx") / "index"
@@ -143,7 +143,7 @@ def test_startup(tmp_path, tiny_index):
 
 def test_build_beir_sets(tmp_path):
     run("build_beir_sets.py", "--only", "pydoc", "--out", str(tmp_path))
-    from ragkit.beir import load_beir
+    from ragkit.evaluation import load_beir
 
     data = load_beir(tmp_path / "pydoc")
     assert len(data.queries) > 50 and all(len(r) == 1 for r in data.qrels.values())

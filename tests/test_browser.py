@@ -2,7 +2,7 @@
 
 Starts JupyterLab on 127.0.0.1 (a random free port, a random token, no browser of its own, no
 update or news checks), writes a small notebook that builds an index of the fixture corpus and
-shows :class:`ragkit.widgets.FunnelExplorer`, opens it in Debian's ``chromium`` through
+shows :class:`ragkit.course.widgets.FunnelExplorer`, opens it in Debian's ``chromium`` through
 Playwright's Python API (``executable_path``; Playwright never downloads a browser here), runs
 all cells, moves the ``deliver`` slider and checks that the summary, the table and the plot
 update. A screenshot is saved under ``.ragkit-cache/browser/``.
@@ -37,11 +37,11 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-
          "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 NOTEBOOK_CELLS = [
-    "from ragkit.funnel import Funnel\n"
-    "from ragkit.index import Index\n"
-    "from ragkit.loaders import load_corpus\n"
-    "from ragkit.scope import Scope\n"
-    "from ragkit.widgets import FunnelExplorer\n"
+    "from ragkit.search.funnel import Funnel\n"
+    "from ragkit.index.index import Index\n"
+    "from ragkit.documents.loaders import load_corpus\n"
+    "from ragkit.core.scope import Scope\n"
+    "from ragkit.course.widgets import FunnelExplorer\n"
     f"docs, _ = load_corpus({str(ROOT / 'tests' / 'fixtures' / 'corpus')!r})\n"
     "index = Index.build(docs)",
     "explorer = FunnelExplorer(Funnel(index), 'E-4471 bank file rejected', scope=Scope('acme', ['ops']),\n"
@@ -199,8 +199,8 @@ def report_page(tmp_path):
 
     from test_evaluation import CASES, RESULTS
 
-    from ragkit.evaluation import evaluate
-    from ragkit.evalviz import html_report
+    from ragkit import evaluate
+    from ragkit.course import html_report
 
     pytest.importorskip("seaborn", reason="the HTML report needs seaborn (pip install 'ragkit[course]')")
     report = evaluate(CASES, lambda c: RESULTS[c.id], progress=False, placement="test")

@@ -1,4 +1,4 @@
-"""The evidence-case loader and schema (ragkit.cases) on tiny fixtures.
+"""The evidence-case loader and schema (ragkit.evaluation.cases) on tiny fixtures.
 
 Three ways: a good file loads; each kind of broken line is refused with an error
 naming the file, the line and the field; normalisation and scope helpers behave.
@@ -13,18 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from ragkit.cases import (
-    CASE_SCHEMA,
-    Caller,
-    EvidenceCase,
-    Expected,
-    load_cases,
-    normalise_value,
-    parse_case,
-    schema_errors,
-)
-from ragkit.errors import ValidationError
-from ragkit.records import Envelope
+from ragkit import Envelope, EvidenceCase, Scope, ValidationError, load_cases
+from ragkit.evaluation import CASE_SCHEMA, Expected, parse_case, schema_errors
+from ragkit.text import normalise_value
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -78,7 +69,7 @@ def test_good_file_loads(tmp_path: Path) -> None:
     path = _write(tmp_path, [GOOD, "", UNANSWERABLE])
     a, b = load_cases(path)
     assert isinstance(a, EvidenceCase) and a.line == 1 and b.line == 3
-    assert a.caller == Caller("acme", ("ops",))
+    assert a.caller == Scope("acme", ("ops",))
     assert a.as_of == dt.datetime(2026, 1, 19, tzinfo=dt.timezone.utc)
     assert (
         a.decisive is not None and a.decisive.citation == "policy-v3#cutoffs-for-migrated-tenants"
@@ -225,7 +216,7 @@ def test_scope_helpers() -> None:
     later = env(doc_id="e", tenant="acme", published_at="2026-02-01")
     assert case.in_scope(open_doc) and case.in_scope(global_doc)
     assert not case.in_scope(other) and not case.in_scope(restricted) and not case.in_scope(later)
-    assert Caller("acme", ("risk",)).can_read(restricted)
+    assert Scope("acme", ("risk",)).allows(restricted)
 
 
 def test_the_course_cases_load() -> None:

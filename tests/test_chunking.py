@@ -4,18 +4,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ragkit.chunking import (
-    ChunkerSettings,
-    approx_tokens,
-    chunk_documents,
-    fixed_chunks,
-    sections,
-    sentence_chunks,
-    structure_chunks,
-)
-from ragkit.errors import ValidationError
-from ragkit.loaders import load_corpus
-from ragkit.records import Document, Envelope
+from ragkit import ChunkerSettings, Document, Envelope, ValidationError, chunk_documents, load_corpus
+from ragkit.documents import approx_tokens, fixed_chunks, sections, sentence_chunks, structure_chunks
 
 RUNBOOK = """# Runbook
 

@@ -6,11 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from ragkit.cases import Caller
-from ragkit.citations import CitationError, enforce, parse_citations, verify
-from ragkit.errors import ValidationError
-from ragkit.loaders import load_file
-from ragkit.resolution import Evidence, resolve
+from ragkit import Evidence, Scope, ValidationError, resolve, verify
+from ragkit.documents import load_file
+from ragkit.evidence import CitationError, enforce, parse_citations
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "datasets" / "opscorpus" / "docs"
@@ -36,7 +34,7 @@ def test_a_correct_answer_passes(delivered: list[Evidence]) -> None:
         "Acme's Monday EUR batch closes at 15:00 [policy-v3#cutoffs-for-migrated-tenants]. "
         "Acme's cutover completed on 15 January 2026 [ro-7719#result]."
     )
-    v = verify(answer, delivered, Caller("acme", ("ops",)))
+    v = verify(answer, delivered, Scope("acme", ("ops",)))
     assert v.ok, str(v)
     assert [len(c.citations) for c in v.claims] == [1, 1]
     assert v.claims[0].citations[0].version == "3" and v.claims[0].citations[0].start > 0
@@ -89,7 +87,7 @@ def test_a_value_without_a_citation_fails_and_plain_text_passes(delivered: list[
 
 def test_a_citation_outside_the_callers_scope_fails(delivered: list[Evidence]) -> None:
     v = verify(
-        "Cutover completed on 15 January 2026 [ro-7719#result].", delivered, Caller("globex", ("ops",))
+        "Cutover completed on 15 January 2026 [ro-7719#result].", delivered, Scope("globex", ("ops",))
     )
     assert not v.ok and "outside the caller's scope" in v.claims[0].reasons[0]
 
@@ -119,11 +117,11 @@ def test_an_answer_built_from_the_decision_record_verifies(delivered: list[Evide
         "Which settlement cutoff applies to Acme's Monday EUR batch on 19 January 2026?",
         delivered,
         "2026-01-19",
-        Caller("acme", ("ops",)),
+        Scope("acme", ("ops",)),
     )
     assert record.decision is not None
     answer = f"The cutoff is {record.decision.surface} [{record.decision.citation}]."
-    assert verify(answer, delivered, Caller("acme", ("ops",))).ok
+    assert verify(answer, delivered, Scope("acme", ("ops",))).ok
 
 
 def test_values_restated_from_the_question_are_not_checked(delivered: list[Evidence]) -> None:

@@ -1,12 +1,12 @@
-"""The late-interaction scorer (ragkit.colbert): shapes, determinism, independence, errors."""
+"""The late-interaction scorer (ragkit.retrieval.colbert): shapes, determinism, independence, errors."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from ragkit.colbert import QUERY_TOKENS, ColbertReranker, bundled_colbert_path, get_colbert
-from ragkit.errors import ModelNotAvailable
+from ragkit import ModelNotAvailable
+from ragkit.retrieval import QUERY_TOKENS, ColbertReranker, bundled_colbert_path, get_colbert
 
 PASSAGES = ["EUR batches close at 15:00 CET; later payments go the next day.",
             "The canteen serves soup on Fridays.",
@@ -59,8 +59,7 @@ def test_deterministic_and_independent_of_batch_mates(colbert):
 
 @pytest.mark.slow
 def test_funnel_second_stage(colbert):
-    from ragkit.fusion import Ranking
-    from ragkit.rerank import combine, rerank
+    from ragkit.retrieval import Ranking, combine, rerank
 
     out = rerank("what does error E-4471 mean", PASSAGES, colbert, max_length=64)
     assert out.ranks[2] == 1 and len(out.token_units) == 3

@@ -12,10 +12,11 @@ import dataclasses
 import numpy as np
 import pytest
 
-from ragkit.cases import normalise_value, parse_case
-from ragkit.counterfactuals import IndexView, _judge, run_counterfactuals
-from ragkit.evaluation import search_traces, snapshot_filters
-from ragkit.scope import Scope
+from ragkit import Scope
+from ragkit.core import snapshot_filters
+from ragkit.evaluation import IndexView, parse_case, run_counterfactuals, search_traces
+from ragkit.evaluation.counterfactuals import _judge
+from ragkit.text import normalise_value
 
 Q = "Tenants migrated to the new clearing platform use a 15:00 CET cutoff for EUR batches."
 
@@ -30,14 +31,14 @@ def eur_case(reject_reason="lower_authority"):
 
 
 def funnel_runner(cautious):
-    from ragkit.funnel import Funnel
+    from ragkit import Funnel
     from ragkit.models import get_reranker
 
     def make(view):
         funnel = Funnel(view, reranker=view.wrap_reranker(get_reranker()))
 
         def run(case):
-            res = funnel.search(case.task, scope=Scope(case.caller.tenant, case.caller.groups),
+            res = funnel.search(case.task, scope=case.caller,
                                 filters=snapshot_filters(case.as_of), deliver=3)
             hits = [h for h in res.hits if not cautious or h.envelope.source_type == "policy"]
             value = None
@@ -163,7 +164,7 @@ def test_judges():
 
 
 def test_outcomes_gather_in_order_with_the_baseline_count():
-    from ragkit.counterfactuals import Counterfactuals
+    from ragkit.evaluation import Counterfactuals
 
     cf = Counterfactuals.from_outcomes([
         ("remove_source", "a", "passed", None, True),
@@ -179,8 +180,8 @@ def test_outcomes_gather_in_order_with_the_baseline_count():
 
 
 def test_a_pinned_view_keeps_the_pair_length():
-    from ragkit.counterfactuals import _PinnedReranker
-    from ragkit.rerank import rerank
+    from ragkit.evaluation.counterfactuals import _PinnedReranker
+    from ragkit.retrieval import rerank
 
     seen = []
 

@@ -1,4 +1,4 @@
-"""ragkit.coverage: quote spans and evidence shares on a hand-built two-document index."""
+"""ragkit.evaluation.coverage: quote spans and evidence shares on a hand-built two-document index."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from ragkit.coverage import covers, delivered_coverage, evidence_chunks, evidence_share, quote_span
-from ragkit.records import Chunk
+from ragkit import Chunk
+from ragkit.evaluation import covers, delivered_coverage, evidence_chunks, evidence_share, quote_span
 
 TEXT_A = "# Runbook\n\n## EUR cutoff\n\nEUR batches close at 16:00.\n\n## GBP cutoff\n\nGBP at 15:30.\n"
 TEXT_B = "Policy: migrated tenants use 15:00 for the EUR cutoff."
@@ -70,7 +70,7 @@ def test_delivered_coverage_reads_chunk_and_section():
 @pytest.mark.slow
 def test_span_recall_matches_anchor_recall_on_structure_chunks(fixture_index):
     """On structure chunks, covering the quote and matching the anchor agree on a real index."""
-    from ragkit.coverage import first_stage, span_recall
+    from ragkit.evaluation import first_stage, span_recall
 
     doc = fixture_index.documents["settlement-runbook-v2"]
     row = next(r for r in fixture_index.rows if r.doc_id == doc.doc_id)

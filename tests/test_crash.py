@@ -1,6 +1,6 @@
 """Crash safety: a child process is killed (os._exit) at every step of a save; the index must load.
 
-``RAGKIT_CRASH_AT=<step>`` makes :func:`ragkit.storage.crash_point` end the process at that
+``RAGKIT_CRASH_AT=<step>`` makes :func:`ragkit.index.storage.crash_point` end the process at that
 step. After each crash the parent loads the folder and checks it holds exactly the previous
 version or exactly the new one (every document's text and version), never neither and never
 a mix; then a normal save succeeds and leaves no temporary files behind.
@@ -17,9 +17,8 @@ from pathlib import Path
 import pytest
 from hashing import HashEmbedder
 
-from ragkit.index import Index
-from ragkit.loaders import load_corpus
-from ragkit.storage import CRASH_POINTS
+from ragkit import Index, load_corpus
+from ragkit.index import CRASH_POINTS
 
 TESTS = Path(__file__).parent
 EMB = HashEmbedder()
@@ -28,8 +27,8 @@ CHILD = """
 import sys
 sys.path.insert(0, {tests!r})
 from hashing import HashEmbedder
-from ragkit.index import Index
-from ragkit.loaders import load_corpus
+from ragkit.index.index import Index
+from ragkit.documents.loaders import load_corpus
 docs, _ = load_corpus({corpus!r})
 {action}
 """
@@ -93,7 +92,7 @@ def test_crash_during_first_save_leaves_no_half_index(tmp_path, step):
     root = tmp_path / "idx"
     corpus = _corpus(tmp_path / "v1.jsonl", 1, 4)
     assert _run_child(FIRST, corpus, root, step) == 1
-    from ragkit.errors import IndexStateError
+    from ragkit.core import IndexStateError
 
     with pytest.raises(IndexStateError, match="not a ragkit index"):
         Index.load(root, embedder=EMB)

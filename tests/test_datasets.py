@@ -15,11 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from ragkit.cases import _MONTHS, AUTHORITY_RANK, REJECT_REASONS, EvidenceCase, load_cases, normalise_value
-from ragkit.chunking import sections
-from ragkit.loaders import load_corpus
-from ragkit.records import GLOBAL_TENANT, Document
-from ragkit.records import SOURCE_TYPES as RECORD_SOURCE_TYPES
+from ragkit import Document, EvidenceCase, load_cases, load_corpus
+from ragkit.core import GLOBAL_TENANT
+from ragkit.core import SOURCE_TYPES as RECORD_SOURCE_TYPES
+from ragkit.core.records import AUTHORITY_RANK
+from ragkit.documents import sections
+from ragkit.evidence.decision import REJECT_REASONS
+from ragkit.text import MONTH_NUMBER, normalise_value
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "datasets" / "opscorpus"
@@ -34,7 +36,7 @@ DECOY_OF_REASON = {
     "condition_met": "conditional_exception",
     "exception_applies": "conditional_exception",
 }
-MONTHS = set(_MONTHS)
+MONTHS = set(MONTH_NUMBER)
 
 
 def _ws(text: str) -> str:
@@ -280,7 +282,7 @@ def _problems(case: EvidenceCase, corpus: Corpus) -> list[str]:
         if _ws(ref.quote) not in secs[ref.anchor]:
             out.append(f"evidence[{i}] {ref.citation}: quote not in section: {ref.quote!r}")
         env = corpus.docs[ref.doc_id].envelope
-        if not case.caller.can_read(env):
+        if not case.caller.allows(env):
             out.append(f"evidence[{i}] {ref.doc_id} is outside the caller's tenant/groups")
         if env.published_at and env.published_at > case.as_of:
             out.append(f"evidence[{i}] {ref.doc_id} is published after as_of")

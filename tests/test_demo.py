@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ragkit.demo import DEMO_SEARCHES, rescue
+from ragkit.app.demo import DEMO_SEARCHES, rescue
 
 
 def frame(rows):

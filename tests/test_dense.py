@@ -3,8 +3,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ragkit.dense import DenseRetriever
-from ragkit.errors import ValidationError
+from ragkit import ValidationError
+from ragkit.retrieval import DenseRetriever
 
 
 class ToyEmbedder:

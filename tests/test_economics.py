@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from ragkit.economics import (
+from ragkit import ValidationError
+from ragkit.evaluation import (
     CostModel,
     break_even_turns,
     calls_per_task,
@@ -19,7 +20,6 @@ from ragkit.economics import (
     token_turns,
     token_turns_avoided,
 )
-from ragkit.errors import ValidationError
 
 FIG = CostModel().worked_example()
 
@@ -103,7 +103,7 @@ def test_bad_input_is_a_clear_error():
 def test_trace_costs_and_percentiles():
     from test_evaluation import CASES
 
-    from ragkit.economics import trace_costs, trace_economics
+    from ragkit.evaluation import trace_costs, trace_economics
 
     q = "EUR cutoff is 15:00."
 
@@ -142,7 +142,7 @@ def test_trace_costs_and_percentiles():
 def test_width_sweep_on_the_fixture_corpus(fixture_index):
     from test_counterfactuals import eur_case
 
-    from ragkit.sweep import width_sweep
+    from ragkit.evaluation import width_sweep
 
     frame = width_sweep(fixture_index, [eur_case()], candidates=(3, 20), deliver=(1, 2, 4), progress=False)
     assert len(frame) == 6 and set(frame["rerank_depth"]) == {3, 20}  # depth cut to the candidate width

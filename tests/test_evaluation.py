@@ -13,15 +13,15 @@ import math
 import pytest
 from conftest import ROOT
 
-from ragkit.cases import load_cases, parse_case
+from ragkit import evaluate, load_cases
+from ragkit.core import section_key
 from ragkit.evaluation import (
     BOUNDARIES,
     answer_correct,
     candidate_recall,
-    evaluate,
     failure_kind,
+    parse_case,
     score_case,
-    section_key,
     unverifiable_citation,
 )
 
@@ -353,7 +353,7 @@ def test_cli_eval_reports_skips_bad_lines_and_gates(tmp_path, corpus_dir):
 
 
 def test_lenient_loader_keeps_valid_cases_and_names_each_bad_line(tmp_path):
-    from ragkit.cases import load_cases_lenient
+    from ragkit.evaluation import load_cases_lenient
 
     path = _fixture_cases(tmp_path / "cases.jsonl")
     with path.open("a") as fh:
@@ -387,7 +387,7 @@ class _Counting:
 
 def test_shared_scores_score_each_pair_once_and_replay_its_cost():
     from ragkit.evaluation import SharedScores
-    from ragkit.rerank import rerank
+    from ragkit.retrieval import rerank
 
     inner = _Counting()
     shared = SharedScores(inner)
@@ -412,9 +412,10 @@ def test_shared_scores_score_each_pair_once_and_replay_its_cost():
 def test_evaluate_full_on_two_processes_equals_the_plain_serial_path():
     import functools
 
-    from ragkit.counterfactuals import run_counterfactuals
+    from ragkit import agent_runner
     from ragkit.course import course_index
-    from ragkit.evaluation import agent_runner, evaluate_full
+    from ragkit.evaluation import run_counterfactuals
+    from ragkit.evaluation.runner import evaluate_full
     from ragkit.models import get_reranker
 
     cases = load_cases(ROOT / "datasets" / "opscorpus" / "cases.jsonl")

@@ -18,12 +18,12 @@ from typing import Any
 
 import pytest
 
-from ragkit.cases import parse_case
-from ragkit.exercises import EXERCISES, load
+from ragkit.evaluation import parse_case
+from ragkit.exercises import EXERCISES, Outcome, ____, load
 from ragkit.exercises.cells import render, to_notebook
-from ragkit.exercises.core import Outcome, ____, contains_blank
-from ragkit.fusion import Ranking
-from ragkit.trace import CandidateTrace
+from ragkit.exercises.core import contains_blank
+from ragkit.retrieval import Ranking
+from ragkit.search import CandidateTrace
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -261,9 +261,9 @@ def ex02_fixture() -> dict[str, Any]:
         )
         for c in cases
     ]
-    from ragkit.evaluation import snapshot_filters
-    from ragkit.fusion import rrf
-    from ragkit.scope import Scope
+    from ragkit import Scope
+    from ragkit.core import snapshot_filters
+    from ragkit.retrieval import rrf
 
     return {
         "index": index,

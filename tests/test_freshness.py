@@ -11,13 +11,9 @@ import pytest
 from hashing import HashEmbedder
 from typer.testing import CliRunner
 
-from ragkit.cli import app
-from ragkit.errors import ValidationError
-from ragkit.freshness import Watcher, parse_duration, staleness, sync_folder
-from ragkit.funnel import Funnel, FunnelSettings
-from ragkit.index import Index
-from ragkit.records import Document, Envelope
-from ragkit.scope import Scope
+from ragkit import Document, Envelope, Funnel, FunnelSettings, Index, Scope, ValidationError
+from ragkit.app.cli import app
+from ragkit.index import Watcher, parse_duration, staleness, sync_folder
 
 EMB = HashEmbedder()
 UTC = dt.timezone.utc
@@ -159,7 +155,7 @@ def _acl_docs(acl: str) -> list[Document]:
 
 
 def test_deletes_and_acl_revocation_take_effect_on_every_read_path(tmp_path):
-    from ragkit.tools import Toolbox
+    from ragkit import Toolbox
 
     idx = Index.build(_acl_docs("finance"), embedder=EMB)
     funnel = Funnel(idx, FunnelSettings(rerank_mode="none"))
@@ -208,7 +204,7 @@ def test_moved_folder_relocates_sources_without_reencoding(folder, tmp_path):
 
 
 def test_build_or_update_recovers_a_damaged_index(folder, tmp_path):
-    from ragkit.build import build_or_update
+    from ragkit.index import build_or_update
 
     idx_path = tmp_path / "idx"
     sync_folder(folder, idx_path, embedder=EMB)  # generation 1

@@ -2,11 +2,9 @@ from __future__ import annotations
 
 import pytest
 
-from ragkit.errors import ScopeError, ValidationError
-from ragkit.funnel import Funnel, FunnelSettings
-from ragkit.fusion import Ranking
-from ragkit.rerank import combine
-from ragkit.scope import Filters, Scope
+from ragkit import Filters, Funnel, FunnelSettings, Scope, ValidationError
+from ragkit.core import ScopeError
+from ragkit.retrieval import Ranking, combine
 
 
 def test_combine_modes_hand_computed():
@@ -33,7 +31,7 @@ def test_combine_fuse_adds_the_reranker_as_a_third_list():
     out = combine(head, scores, mode="fuse", lists=[bm25, dense], weights=(1, 1, 1))
     assert sorted(out.ids) == [10, 11, 12]  # the head's ids only, each once
     # the same fusion over the three lists, restricted to the head, by hand
-    from ragkit.fusion import zscore_fusion
+    from ragkit.retrieval import zscore_fusion
     by_reranker = Ranking([11, 10, 12], [9.0, 1.0, -3.0])
     expected = [i for i in zscore_fusion([bm25, dense, by_reranker]).ids if i in {10, 11, 12}]
     assert out.ids == expected
@@ -122,8 +120,8 @@ def test_empty_scope_returns_nothing(fixture_index):
 
 
 def test_hit_shows_itself_in_a_notebook():
-    from ragkit.funnel import Hit
-    from ragkit.records import Envelope
+    from ragkit import Envelope
+    from ragkit.search import Hit
 
     hit = Hit(rank=1, row=0, chunk_id="p#a~0", doc_id="p", citation="p#a", score=0.5, text="EUR <b>15:00</b>",
               envelope=Envelope("p", source_type="policy", tenant="acme"), validity="valid", tokens=7)

@@ -1,4 +1,4 @@
-"""Tests for ragkit.fusion: RRF by hand, its rules, score-fusion baselines, ranx parity."""
+"""Tests for ragkit.retrieval.fusion: RRF by hand, its rules, score-fusion baselines, ranx parity."""
 
 from __future__ import annotations
 
@@ -7,16 +7,8 @@ import math
 
 import pytest
 
-from ragkit.errors import ValidationError
-from ragkit.fusion import (
-    RRF_PARAMS,
-    Ranking,
-    fuse,
-    minmax_fusion,
-    rank_positions,
-    rrf,
-    zscore_fusion,
-)
+from ragkit import ValidationError
+from ragkit.retrieval import RRF_PARAMS, Ranking, fuse, minmax_fusion, rank_positions, rrf, zscore_fusion
 
 
 def _scores(ranking: Ranking) -> dict[int, float]:
@@ -176,7 +168,7 @@ def test_rrf_matches_ranx_on_real_bm25_runs():
     from ranx import Run, fuse
     from test_lexical import _paragraphs, _queries, _stdlib_docstrings
 
-    from ragkit.lexical import BM25Retriever
+    from ragkit.retrieval import BM25Retriever
 
     texts = _paragraphs(_stdlib_docstrings())
     stemmed = BM25Retriever(texts)

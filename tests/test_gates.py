@@ -6,9 +6,8 @@ import pytest
 from conftest import ROOT
 from test_evaluation import CASES, RESULTS
 
-from ragkit.errors import ValidationError
-from ragkit.evaluation import evaluate
-from ragkit.gates import check_gates, diagnose, load_gates, parse_gates, report_figures
+from ragkit import ValidationError, evaluate
+from ragkit.evaluation import check_gates, diagnose, load_gates, parse_gates, report_figures
 
 
 def test_bundled_gates_file_loads_and_always_gates_tenants():

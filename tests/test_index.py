@@ -16,14 +16,10 @@ import pytest
 from conftest import FIXTURES, CountingEmbedder
 from hashing import HashEmbedder
 
-from ragkit import index as index_mod
-from ragkit.errors import IndexStateError, ValidationError
-from ragkit.funnel import Funnel
-from ragkit.index import Index
-from ragkit.lexical import BM25Retriever
-from ragkit.loaders import load_corpus
-from ragkit.records import Document, Envelope
-from ragkit.scope import Scope
+from ragkit import Document, Envelope, Funnel, Index, Scope, ValidationError, load_corpus
+from ragkit.core import IndexStateError
+from ragkit.index import index as index_mod
+from ragkit.retrieval import BM25Retriever
 
 EMB = HashEmbedder()
 
@@ -209,8 +205,8 @@ def test_format_1_folder_is_refused_then_upgraded_without_reencoding(tmp_path, d
 
 def _downgrade_to_format_2(root):
     """Rewrite the current generation of ``root`` as format 2 wrote it (JSON lines, postings.npz)."""
-    from ragkit import storage
-    from ragkit.lexical import Postings
+    from ragkit.index import storage
+    from ragkit.retrieval import Postings
 
     manifest = _gen_manifest(root)
     for entry in manifest["segments"]:
@@ -259,9 +255,9 @@ def test_format_2_folder_loads_and_upgrades_to_columnar_without_reencoding(tmp_p
 
 def test_large_segment_saves_its_hnsw_graph(tmp_path, monkeypatch):
     """A segment whose dense index is HNSW saves the graph; a load reads it instead of rebuilding."""
-    from ragkit import dense as dense_mod
+    from ragkit import Chunk
     from ragkit.index import IndexSettings
-    from ragkit.records import Chunk
+    from ragkit.retrieval import dense as dense_mod
 
     monkeypatch.setattr(dense_mod, "HNSW_MIN_ROWS", 5000)
     rng = np.random.default_rng(0)

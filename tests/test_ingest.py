@@ -42,14 +42,14 @@ def corpus(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def config(milvus_uri):
-    from ragkit.milvus import MilvusConfig
+    from ragkit.backends.milvus import MilvusConfig
 
     return MilvusConfig(milvus_uri, token=os.environ.get("RAGKIT_MILVUS_TOKEN", ""), collection=COLLECTION)
 
 
 @pytest.fixture(scope="module")
 def ingested(ray_session, config, corpus):
-    from ragkit.ingest import ingest_ray
+    from ragkit.backends.milvus import ingest_ray
 
     # batch_size=3: the 8 documents go through several embed and write batches
     return ingest_ray(corpus, config, drop_existing=True, batch_size=3, progress=False)
@@ -57,8 +57,7 @@ def ingested(ray_session, config, corpus):
 
 @pytest.fixture(scope="module")
 def reference(corpus, embedder):
-    from ragkit.index import Index
-    from ragkit.loaders import load_corpus
+    from ragkit import Index, load_corpus
 
     docs, _ = load_corpus(corpus)
     return Index.build([d for d in docs if d.doc_id != "acme/huge"], embedder=embedder)
@@ -68,7 +67,7 @@ def milvus_rows(config) -> dict[str, np.ndarray]:
     """chunk_id -> dense vector of every retrievable row in the collection (read with pymilvus)."""
     from pymilvus import MilvusClient
 
-    # a dedicated connection that pings only during calls (see ragkit.ingest._flush)
+    # a dedicated connection that pings only during calls (see ragkit.backends.milvus.ingest._flush)
     client = MilvusClient(uri=config.uri, token=config.token, dedicated=True,
                           grpc_options={"grpc.keepalive_permit_without_calls": 0})
     try:
@@ -112,7 +111,7 @@ def test_rows_equal_index_build(ingested, reference, config):
 @pytest.mark.milvus
 @pytest.mark.slow
 def test_search_through_milvus_finds_a_known_document(ingested, config, embedder):
-    from ragkit.milvus import MilvusIndex
+    from ragkit.backends.milvus import MilvusIndex
 
     index = MilvusIndex.open(config, embedder=embedder)
     hits = index.search_lexical("settlement cutoff", 5, None)
@@ -125,7 +124,7 @@ def test_search_through_milvus_finds_a_known_document(ingested, config, embedder
 def test_cli_reingest_with_ray_is_idempotent(ingested, config, corpus, ray_session):
     from typer.testing import CliRunner
 
-    from ragkit.cli import app
+    from ragkit.app.cli import app
 
     before = milvus_rows(config)
     result = CliRunner().invoke(app, ["index", str(corpus), "--backend", "milvus", "--ray", "--milvus-uri",
@@ -138,9 +137,8 @@ def test_cli_reingest_with_ray_is_idempotent(ingested, config, corpus, ray_sessi
 
 
 def test_ray_needs_a_server_uri(corpus, tmp_path):
-    from ragkit.errors import ValidationError
-    from ragkit.ingest import ingest_ray
-    from ragkit.milvus import MilvusConfig
+    from ragkit import ValidationError
+    from ragkit.backends.milvus import MilvusConfig, ingest_ray
 
     with pytest.raises(ValidationError, match="server URI"):
         ingest_ray(corpus, MilvusConfig(str(tmp_path / "local.db")))
@@ -164,7 +162,7 @@ def test_ray_needs_a_server_uri(corpus, tmp_path):
 def test_index_rejects_bad_backend_combinations(corpus, args, message):
     from typer.testing import CliRunner
 
-    from ragkit.cli import app
+    from ragkit.app.cli import app
 
     result = CliRunner().invoke(app, ["index", str(corpus), *args], env={"RAGKIT_MILVUS_URI": ""})
     assert result.exit_code == 2, result.output
@@ -176,7 +174,7 @@ def test_index_rejects_bad_backend_combinations(corpus, args, message):
 def test_single_process_ingest_writes_the_same_rows(ingested, config, corpus):
     from dataclasses import replace
 
-    from ragkit.ingest import ingest_milvus
+    from ragkit.backends.milvus import ingest_milvus
 
     single = replace(config, collection=COLLECTION + "_single")
     report = ingest_milvus(corpus, single, drop_existing=True, batch_size=3, progress=False)
@@ -194,7 +192,7 @@ def test_cli_milvus_backend_without_ray_ingests_in_one_process(config, corpus, r
 
     from typer.testing import CliRunner
 
-    from ragkit.cli import app
+    from ragkit.app.cli import app
 
     single = replace(config, collection=COLLECTION + "_cli")
     result = CliRunner().invoke(app, ["index", str(corpus), "--backend", "milvus", "--milvus-uri", config.uri,

@@ -1,4 +1,4 @@
-"""Tests for ragkit.lexical: identifier tokens, hand-computed BM25, masks, engine parity."""
+"""Tests for ragkit.retrieval.lexical: identifier tokens, hand-computed BM25, masks, engine parity."""
 
 from __future__ import annotations
 
@@ -11,9 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragkit.errors import ValidationError
-from ragkit.fusion import Ranking
-from ragkit.lexical import BM25Retriever, tokenize
+from ragkit import ValidationError
+from ragkit.retrieval import BM25Retriever, Ranking, tokenize
 
 ENGINES = ["bm25s", "rank_bm25"]
 REPO = Path(__file__).resolve().parents[1]
@@ -307,7 +306,7 @@ SEGMENT_TEXTS = [
 
 
 def _segmented(live_flags):
-    from ragkit.lexical import Postings, SegmentedBM25, tokenize
+    from ragkit.retrieval import Postings, SegmentedBM25, tokenize
 
     postings = [Postings.from_tokens([tokenize(t) for t in seg]) for seg in SEGMENT_TEXTS]
     return postings, SegmentedBM25(postings, np.array(live_flags))
@@ -329,7 +328,7 @@ def test_segmented_bm25_equals_a_rebuild_on_live_rows(live):
 
 
 def test_postings_merge_keeps_counts_and_scores():
-    from ragkit.lexical import Postings, SegmentedBM25
+    from ragkit.retrieval import Postings, SegmentedBM25
 
     live = [True, False, True, True, True, False, False, True]
     postings, seg = _segmented(live)
@@ -355,7 +354,7 @@ def test_segmented_bm25_warm_cache_scores_equal_cold_and_respect_masks():
 
 
 def test_postings_from_a_generator_in_small_batches_equal_one_batch():
-    from ragkit.lexical import Postings, tokenize
+    from ragkit.retrieval import Postings, tokenize
 
     rows = [tokenize(t) for s in SEGMENT_TEXTS for t in s]
     one = Postings.from_tokens(rows)
@@ -378,7 +377,7 @@ FEEDBACK_TEXTS = [
 
 
 def _feedback_index(live=None):
-    from ragkit.lexical import Postings, SegmentedBM25, tokenize
+    from ragkit.retrieval import Postings, SegmentedBM25, tokenize
 
     segs = [Postings.from_tokens([tokenize(t) for t in FEEDBACK_TEXTS[:3]]),
             Postings.from_tokens([tokenize(t) for t in FEEDBACK_TEXTS[3:]])]
@@ -386,7 +385,7 @@ def _feedback_index(live=None):
 
 
 def _random_segmented(rng, n_rows, n_segments=3, vocab=40):
-    from ragkit.lexical import Postings, SegmentedBM25
+    from ragkit.retrieval import Postings, SegmentedBM25
 
     words = [f"w{i}" for i in range(vocab)]
     p = 1.0 / np.arange(1, vocab + 1)
@@ -400,7 +399,7 @@ def _random_segmented(rng, n_rows, n_segments=3, vocab=40):
 
 
 def test_feedback_default_off_and_weight_one_leave_results_unchanged_bit_for_bit():
-    from ragkit.lexical import Feedback
+    from ragkit.retrieval import Feedback
 
     plain, fb = _feedback_index(), _feedback_index()
     assert fb.feedback is None
@@ -415,7 +414,7 @@ def test_feedback_default_off_and_weight_one_leave_results_unchanged_bit_for_bit
 
 
 def test_feedback_expansion_terms_come_from_the_feedback_rows():
-    from ragkit.lexical import Feedback, tokenize
+    from ragkit.retrieval import Feedback, tokenize
 
     bm25 = _feedback_index()
     fb = Feedback(docs=2, terms=4, orig_weight=0.5)
@@ -437,7 +436,7 @@ def test_feedback_expansion_terms_come_from_the_feedback_rows():
 def test_feedback_never_reads_a_row_outside_the_mask():
     # Row 4 holds 'secretword' and the query terms twice: unmasked, it is the best row and its
     # terms enter the expansion; masked out, none of its own terms may, at any setting.
-    from ragkit.lexical import Feedback, tokenize
+    from ragkit.retrieval import Feedback, tokenize
 
     bm25 = _feedback_index()
     fb = Feedback(docs=6, terms=50, orig_weight=0.5)
@@ -458,7 +457,7 @@ def test_feedback_never_reads_a_row_outside_the_mask():
 
 
 def test_feedback_respects_masks_and_dead_rows_on_random_corpora():
-    from ragkit.lexical import Feedback
+    from ragkit.retrieval import Feedback
 
     rng = np.random.default_rng(3)
     for _ in range(20):
@@ -483,7 +482,7 @@ def test_feedback_respects_masks_and_dead_rows_on_random_corpora():
     ({"orig_weight": "0.5"}, r"orig_weight='0.5'; expected a number in \[0, 1\]"),
 ])
 def test_feedback_settings_are_validated(kwargs, message):
-    from ragkit.lexical import Feedback
+    from ragkit.retrieval import Feedback
 
     with pytest.raises(ValidationError, match=message):
         Feedback(**kwargs)
@@ -491,7 +490,7 @@ def test_feedback_settings_are_validated(kwargs, message):
 
 def test_feedback_attribute_must_be_a_feedback():
     bm25 = _feedback_index()
-    with pytest.raises(ValidationError, match="expected a ragkit.lexical.Feedback or None"):
+    with pytest.raises(ValidationError, match="expected a ragkit.retrieval.lexical.Feedback or None"):
         bm25.feedback = {"docs": 10}  # type: ignore[assignment]
 
 

@@ -23,10 +23,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ragkit.chunking import chunk_documents
-from ragkit.funnel import Funnel, FunnelSettings
-from ragkit.index import Index, IndexSettings
-from ragkit.llm import (
+from ragkit import Funnel, FunnelSettings, Index, Scope, Toolbox, chunk_documents, load_corpus
+from ragkit.agent import (
     AnthropicMessages,
     LLMError,
     LLMNotConfigured,
@@ -34,10 +32,8 @@ from ragkit.llm import (
     client_from_env,
     run_tool_loop,
 )
-from ragkit.loaders import load_corpus
-from ragkit.scope import Scope
-from ragkit.tools import Toolbox
-from ragkit.untrusted import SYSTEM_NOTE
+from ragkit.index import IndexSettings
+from ragkit.text import SYSTEM_NOTE
 
 FIXTURES = Path(__file__).parent / "fixtures"
 WIRE = FIXTURES / "llm"
@@ -216,9 +212,9 @@ def test_lexical_toolbox_search_accepts_integral_floats(toolbox):
 
 # -- configuration from the environment ---------------------------------------------------------
 def test_missing_configuration_points_to_the_offline_agent():
-    from ragkit.llm import configured
+    from ragkit.agent import configured
 
-    with pytest.raises(LLMNotConfigured, match="RAGKIT_LLM=.*ragkit.agent"):
+    with pytest.raises(LLMNotConfigured, match="RAGKIT_LLM=.*ragkit.agent.loop"):
         client_from_env(env={})
     assert configured(env={}) is None
     assert configured(env={"RAGKIT_LLM": "ollama:x"}).model == "x"
@@ -266,7 +262,7 @@ def _ask(tmp_path, **extra_env):
     import os
 
     env = {k: v for k, v in os.environ.items() if not k.startswith(("RAGKIT_LLM", "OPENAI", "ANTHROPIC"))}
-    return subprocess.run([sys.executable, "-m", "ragkit.cli", "ask", "EUR cutoff?", "--index", str(tmp_path),
+    return subprocess.run([sys.executable, "-m", "ragkit.app.cli", "ask", "EUR cutoff?", "--index", str(tmp_path),
                            "--tenant", "acme"], capture_output=True, text=True, env={**env, **extra_env},
                           timeout=120)
 
@@ -291,7 +287,7 @@ def test_ragkit_ask_end_to_end_over_http(httpserver, tmp_path, embedder):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("RAGKIT_LLM", "OPENAI", "ANTHROPIC"))}
     env.update(RAGKIT_LLM="openai:gpt-4.1-mini", OPENAI_API_KEY="sk-test", OMP_NUM_THREADS="1",
                OPENAI_BASE_URL=httpserver.url_for("/v1"), RAGKIT_LLM_MAX_RETRIES="0")
-    out = subprocess.run([sys.executable, "-m", "ragkit.cli", "ask", "What is the EUR cutoff?", "--index",
+    out = subprocess.run([sys.executable, "-m", "ragkit.app.cli", "ask", "What is the EUR cutoff?", "--index",
                           str(tmp_path / "index"), "--tenant", "acme", "--groups", "ops", "--as-of",
                           "2026-01-19", "--json"], capture_output=True, text=True, env=env, timeout=300)
     assert out.returncode == 0, out.stderr

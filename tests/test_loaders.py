@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 from conftest import make_pdf
 
-from ragkit.errors import LoadError
-from ragkit.loaders import load_corpus, load_file
+from ragkit import LoadError, load_corpus
+from ragkit.documents import load_file
 
 
 def test_loads_every_kind(corpus_dir):
@@ -119,7 +119,7 @@ def _bad_corpus(root: Path) -> Path:
 
 
 def test_broken_file_corpus_indexes_everything_else_and_names_each_problem(tmp_path, monkeypatch):
-    import ragkit.loaders as loaders
+    import ragkit.documents.loaders as loaders
 
     root = _bad_corpus(tmp_path / "bad")
     real_walk = loaders._walk

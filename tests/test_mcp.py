@@ -15,8 +15,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from ragkit.mcp_server import read_tool_text
-from ragkit.tools import openai_tools
+from ragkit.tools import openai_tools, read_tool_text
 
 FIXTURES = Path(__file__).parent / "fixtures"
 HIDDEN_TEXT = "Acme stays on 16:00 until cutover"  # the body of ops-1423-c3
@@ -24,8 +23,7 @@ HIDDEN_TEXT = "Acme stays on 16:00 until cutover"  # the body of ops-1423-c3
 
 @pytest.fixture(scope="session")
 def mcp_index(tmp_path_factory, embedder) -> Path:
-    from ragkit.index import Index
-    from ragkit.loaders import load_corpus
+    from ragkit import Index, load_corpus
 
     docs, _ = load_corpus(FIXTURES / "corpus")
     path = tmp_path_factory.mktemp("mcp") / "index"
@@ -38,7 +36,7 @@ async def _session(index: Path, calls: list[tuple[str, dict]]) -> tuple[object, 
     from mcp.client.stdio import stdio_client
 
     params = StdioServerParameters(command=sys.executable, args=[
-        "-m", "ragkit.cli", "mcp", "--index", str(index), "--tenant", "acme", "--groups", ""],
+        "-m", "ragkit.app.cli", "mcp", "--index", str(index), "--tenant", "acme", "--groups", ""],
         env={"OMP_NUM_THREADS": "1"})
     async with stdio_client(params) as (read, write), \
             ClientSession(read, write, read_timeout_seconds=120) as s:
@@ -105,7 +103,7 @@ def test_mcp_stdio_session_end_to_end(mcp_index):
 def test_mcp_bad_index_fails_before_serving(tmp_path):
     import subprocess
 
-    out = subprocess.run([sys.executable, "-m", "ragkit.cli", "mcp", "--index", str(tmp_path / "none"),
+    out = subprocess.run([sys.executable, "-m", "ragkit.app.cli", "mcp", "--index", str(tmp_path / "none"),
                           "--tenant", "acme"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 2 and out.stdout == ""
     assert out.stderr.startswith("error: ") and "ragkit index" in out.stderr

@@ -1,4 +1,4 @@
-"""Tests for ragkit.metrics: hand-computed values, conventions, errors, ranx parity."""
+"""Tests for ragkit.evaluation.metrics: hand-computed values, conventions, errors, ranx parity."""
 
 from __future__ import annotations
 
@@ -6,15 +6,15 @@ import math
 
 import pytest
 
-from ragkit.errors import ValidationError
-from ragkit.metrics import (
+from ragkit import ValidationError
+from ragkit.evaluation import (
     DEFAULT_METRICS,
-    evaluate,
     mrr_at_k,
     ndcg_at_k,
     precision_at_k,
     rank_run,
     recall_at_k,
+    score_run,
 )
 
 # q1 ranks a, b, c, d; relevant b (2), d (1), e (1, never retrieved); a judged 0.
@@ -66,12 +66,12 @@ def test_precision_divides_by_k_even_when_fewer_retrieved():
 
 
 def test_evaluate_returns_means_in_the_order_asked():
-    out = evaluate(RUN, QRELS, ["recall@10", "mrr@10", "ndcg@3"])
+    out = score_run(RUN, QRELS, ["recall@10", "mrr@10", "ndcg@3"])
     assert list(out) == ["recall@10", "mrr@10", "ndcg@3"]
     assert out["recall@10"] == pytest.approx((2 / 3 + 1 + 0) / 3)
     assert out["mrr@10"] == pytest.approx(1 / 3)
     assert out["ndcg@3"] == pytest.approx(ndcg_at_k(RUN, QRELS, 3).mean)
-    assert list(evaluate(RUN, QRELS)) == list(DEFAULT_METRICS)
+    assert list(score_run(RUN, QRELS)) == list(DEFAULT_METRICS)
 
 
 def test_ties_break_by_doc_id_descending_like_trec_eval():
@@ -97,12 +97,12 @@ def test_zero_and_negative_grades_are_not_relevant():
     ("call", "message"),
     [
         (lambda: ndcg_at_k(RUN, QRELS, k=0), "expected an int >= 1"),
-        (lambda: evaluate(RUN, QRELS, ["map@10"]), "metric 'map@10' is not understood"),
-        (lambda: evaluate(RUN, QRELS, ["ndcg"]), "write <metric>@<k>"),
-        (lambda: evaluate(RUN, {"q": {"d": 1.5}}), r"qrels\['q'\]\['d'\] = 1.5"),
-        (lambda: evaluate({"q": {"d": float("nan")}}, QRELS), "expected a finite number"),
-        (lambda: evaluate(RUN, {"q": {"d": 0}}), "no qrels query has a relevant document"),
-        (lambda: evaluate([("q", "d")], QRELS), "run is a list"),
+        (lambda: score_run(RUN, QRELS, ["map@10"]), "metric 'map@10' is not understood"),
+        (lambda: score_run(RUN, QRELS, ["ndcg"]), "write <metric>@<k>"),
+        (lambda: score_run(RUN, {"q": {"d": 1.5}}), r"qrels\['q'\]\['d'\] = 1.5"),
+        (lambda: score_run({"q": {"d": float("nan")}}, QRELS), "expected a finite number"),
+        (lambda: score_run(RUN, {"q": {"d": 0}}), "no qrels query has a relevant document"),
+        (lambda: score_run([("q", "d")], QRELS), "run is a list"),
     ],
 )
 def test_bad_input_raises_with_what_and_fix(call, message):
@@ -126,10 +126,10 @@ def test_metrics_match_ranx_on_a_real_bm25_run():
     import re
 
     from ranx import Qrels, Run
-    from ranx import evaluate as ranx_evaluate
+    from ranx import score_run as ranx_evaluate
     from test_lexical import _paragraphs, _stdlib_docstrings
 
-    from ragkit.lexical import BM25Retriever
+    from ragkit.retrieval import BM25Retriever
 
     texts = _paragraphs(_stdlib_docstrings())
     bm25 = BM25Retriever(texts)
@@ -146,7 +146,7 @@ def test_metrics_match_ranx_on_a_real_bm25_run():
     names = ["ndcg@10", "ndcg@100", "mrr@10", "recall@10", "recall@100", "precision@10"]
     ranx_run = Run(run)
     ranx_evaluate(Qrels(qrels), ranx_run, names, make_comparable=True)
-    ours = evaluate(run, qrels, names)
+    ours = score_run(run, qrels, names)
     for name in names:
         metric, k = name.split("@")
         per_query = {"ndcg": ndcg_at_k, "mrr": mrr_at_k, "recall": recall_at_k,

@@ -12,15 +12,20 @@ from conftest import FIXTURES
 from hashing import HashEmbedder
 from test_backend import WordOverlapReranker
 
-from ragkit.chunking import chunk_documents
-from ragkit.errors import ScopeError, ValidationError
-from ragkit.funnel import Funnel
-from ragkit.index import Index
-from ragkit.loaders import load_corpus
-from ragkit.milvus import MilvusConfig, MilvusIndex, MilvusSelection, quote, scope_expression
-from ragkit.records import Document, Envelope, parse_time
-from ragkit.scope import Filters, Scope
-from ragkit.tools import Toolbox
+from ragkit import (
+    Document,
+    Envelope,
+    Filters,
+    Funnel,
+    Index,
+    Scope,
+    Toolbox,
+    ValidationError,
+    chunk_documents,
+    load_corpus,
+)
+from ragkit.backends.milvus import MilvusConfig, MilvusIndex, MilvusSelection, quote, scope_expression
+from ragkit.core import ScopeError, parse_time
 
 pytestmark = pytest.mark.milvus
 

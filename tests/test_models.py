@@ -6,12 +6,12 @@ import sys
 import numpy as np
 import pytest
 
-from ragkit import models
-from ragkit.errors import ModelNotAvailable
+from ragkit import ModelNotAvailable
+from ragkit.models import bundled as models
 
 
 def test_import_ragkit_does_not_import_torch():
-    code = "import sys, ragkit, ragkit.funnel, ragkit.cli; print('torch' in sys.modules)"
+    code = "import sys, ragkit, ragkit.search.funnel, ragkit.app.cli; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 
@@ -133,9 +133,8 @@ class _OtherModel:
 
 @pytest.mark.slow
 def test_build_or_update_rebuilds_an_index_embedded_with_another_model(tmp_path):
-    from ragkit.build import build_or_update
-    from ragkit.index import Index
-    from ragkit.loaders import load_corpus
+    from ragkit import Index, load_corpus
+    from ragkit.index import build_or_update
 
     corpus = __import__("pathlib").Path(__file__).parent / "fixtures" / "corpus"
     docs, _ = load_corpus(corpus)

@@ -31,12 +31,9 @@ from hashing import HashEmbedder
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ragkit import storage
-from ragkit.errors import ScopeError
-from ragkit.funnel import Funnel, FunnelSettings
-from ragkit.index import Index
-from ragkit.records import Document, Envelope
-from ragkit.scope import Filters, Scope
+from ragkit import Document, Envelope, Filters, Funnel, FunnelSettings, Index, Scope
+from ragkit.core import ScopeError
+from ragkit.index import storage
 
 EMB = HashEmbedder()
 WORDS = ["settlement", "cutoff", "eur", "ledger", "payout", "acme-9", "e-4471", "runbook", "policy",
@@ -150,7 +147,7 @@ def _apply(ops, corpus: list[dict], tmp: Path):
 
 def _read_everything(idx: Index, scope: Scope, filters: Filters, query: str) -> list:
     """Every read path a caller has: raw retrievers, the funnel with expansion, the three tools."""
-    from ragkit.tools import Toolbox
+    from ragkit import Toolbox
 
     out: list = []
     snap = idx.snapshot()

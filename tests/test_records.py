@@ -4,8 +4,8 @@ import datetime as dt
 
 import pytest
 
-from ragkit.errors import ValidationError
-from ragkit.records import Chunk, Envelope, parse_time, slugify
+from ragkit import Chunk, Envelope, ValidationError
+from ragkit.core import parse_time, slugify
 
 UTC = dt.timezone.utc
 

@@ -8,14 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from ragkit.cases import REJECT_REASONS, Caller
-from ragkit.decision import DecisionRecord
-from ragkit.errors import ValidationError
-from ragkit.funnel import Hit
-from ragkit.loaders import load_file
-from ragkit.records import Chunk, Envelope
-from ragkit.resolution import Evidence, resolve
-from ragkit.scope import Scope
+from ragkit import Chunk, DecisionRecord, Envelope, Evidence, Scope, ValidationError, resolve
+from ragkit.documents import load_file
+from ragkit.evidence.decision import REJECT_REASONS
+from ragkit.search import Hit
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "datasets" / "opscorpus" / "docs"
@@ -26,7 +22,7 @@ STORY = [
     ("global/policy/policy-v3.md", "cutoffs-for-migrated-tenants"),
     ("acme/rollout/ro-7719.md", "result"),
 ]
-ACME = Caller("acme", ("ops",))
+ACME = Scope("acme", ("ops",))
 
 
 def story_evidence() -> tuple[list[Evidence], dict[str, str]]:
@@ -372,7 +368,7 @@ def test_from_hit_takes_offsets_from_the_index_rows() -> None:
         validity="unknown",
     )
 
-    class FakeIndex:  # the two attributes from_hit reads from a ragkit.index.Index
+    class FakeIndex:  # the two attributes from_hit reads from a ragkit.index.index.Index
         rows = [chunk]
         sections: dict[str, Chunk] = {}
 
@@ -387,9 +383,9 @@ def test_from_hit_takes_offsets_from_the_index_rows() -> None:
 
 @pytest.mark.slow
 def test_agreement_with_every_conflict_tagged_case() -> None:
-    from ragkit.agreement import compare, resolve_case
-    from ragkit.cases import load_cases
+    from ragkit import load_cases
     from ragkit.course import course_documents
+    from ragkit.evaluation import compare, resolve_case
 
     docs = {d.doc_id: d for d in course_documents()[0]}
     cases = [c for c in load_cases(ROOT / "datasets" / "opscorpus" / "cases.jsonl") if "conflict" in c.tags]
@@ -517,7 +513,7 @@ def test_a_value_stated_for_another_code_does_not_answer() -> None:
         authority="policy_owner",
         effective_from="2025-01-01",
     )
-    record = resolve("What is Globex's CHF cutoff?", [table], "2026-02-01", Caller("globex", ("ops",)))
+    record = resolve("What is Globex's CHF cutoff?", [table], "2026-02-01", Scope("globex", ("ops",)))
     assert record.status == "insufficient"
     assert "CHF" in record.rejected[0].because
 
@@ -572,7 +568,7 @@ def test_a_source_sharing_the_identifier_from_another_month_is_a_lexical_decoy()
         "initech-32644 had an issue in September 2025. What is the ticket key?",
         [june, sept],
         "2025-10-01",
-        Caller("initech", ("ops",)),
+        Scope("initech", ("ops",)),
     )
     assert record.value == "OPS-2"
     assert [(r.doc_id, r.reason, r.by) for r in record.rejected] == [
@@ -649,10 +645,8 @@ def test_how_a_problem_was_spotted_is_not_its_cause() -> None:
 @pytest.mark.slow
 def test_end_to_end_from_real_tool_items_and_funnel_hits() -> None:
     """Evidence rebuilt from the real toolbox and funnel over the cached course index."""
-    from ragkit.citations import verify
+    from ragkit import Funnel, Toolbox, verify
     from ragkit.course import course_index
-    from ragkit.funnel import Funnel
-    from ragkit.tools import Toolbox
 
     index = course_index(progress=False)
     scope = Scope("acme", ["ops"])

@@ -5,9 +5,8 @@ import datetime as dt
 import numpy as np
 import pytest
 
-from ragkit.errors import ScopeError, ValidationError
-from ragkit.records import Envelope
-from ragkit.scope import Filters, Scope, scope_mask, validity
+from ragkit import Envelope, Filters, Scope, ValidationError
+from ragkit.core import ScopeError, scope_mask, validity
 
 UTC = dt.timezone.utc
 ENVS = [

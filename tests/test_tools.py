@@ -1,4 +1,4 @@
-"""The tool contract: schemas, argument errors, scope, truncation, links (ragkit.tools).
+"""The tool contract: schemas, argument errors, scope, truncation, links (ragkit.tools.toolbox).
 
 Fast tests run on a hand-built index whose embedder refuses to run (only lexical
 structures, sections and envelopes are needed for everything but search). Tests that
@@ -13,19 +13,11 @@ import numpy as np
 import pytest
 from jsonschema import Draft202012Validator
 
-from ragkit.chunking import chunk_documents
-from ragkit.index import Index, IndexSettings, _doc_fingerprint
-from ragkit.records import Document, Envelope
-from ragkit.scope import Scope
-from ragkit.tokens import count_tokens
-from ragkit.tools import (
-    TOOL_NAMES,
-    Toolbox,
-    ToolSettings,
-    anthropic_tools,
-    for_model,
-    openai_tools,
-)
+from ragkit import Document, Envelope, Index, Scope, Toolbox, ToolSettings, chunk_documents
+from ragkit.index import IndexSettings
+from ragkit.index.index import _doc_fingerprint
+from ragkit.models import count_tokens
+from ragkit.tools import TOOL_NAMES, anthropic_tools, for_model, openai_tools
 
 SECRETS = ("GLOBEX-SECRET-7731", "ACME-FINANCE-SECRET-5512")
 
@@ -143,7 +135,7 @@ def test_example_calls_validate_against_each_schema(fmt):
 
 
 def test_settings_ranges():
-    from ragkit.errors import ValidationError
+    from ragkit import ValidationError
 
     with pytest.raises(ValidationError, match="max_k"):
         ToolSettings(max_k=0)
@@ -288,8 +280,8 @@ def test_related_follows_index_changes(box):
 
 
 def test_standing_filters_apply_to_every_tool():
-    from ragkit.errors import ScopeError
-    from ragkit.scope import Filters
+    from ragkit import Filters
+    from ragkit.core import ScopeError
 
     snapshot = Filters.make(published_before="2026-01-10")  # the corpus as it was on 2026-01-09
     box = Toolbox(_hand_index(), Scope("acme", ["ops"]), filters=snapshot)
@@ -304,8 +296,8 @@ def test_standing_filters_apply_to_every_tool():
 
 
 def _combine_dates(box: Toolbox) -> bool:
-    from ragkit.scope import Filters
-    from ragkit.tools import _combine
+    from ragkit import Filters
+    from ragkit.tools.toolbox import _combine
 
     both = _combine(box.filters, Filters.make(published_before="2026-02-01", published_after="2025-06-01",
                                               doc_type="policy"))
@@ -453,7 +445,7 @@ def test_course_index_tools_stay_in_scope():  # builds the course index if no te
 def test_cli_tools_prints_the_schemas(tmp_path):
     from typer.testing import CliRunner
 
-    from ragkit.cli import app
+    from ragkit.app.cli import app
 
     runner = CliRunner()
     out = runner.invoke(app, ["tools", "--format", "anthropic", "--max-k", "6"])

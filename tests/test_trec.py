@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from test_evaluation import CASES
 
-from ragkit.errors import ValidationError
-from ragkit.metrics import evaluate as ragkit_evaluate
-from ragkit.trec import qrels_from_cases, read_qrels, read_run, write_qrels, write_run
+from ragkit import ValidationError
+from ragkit.evaluation import qrels_from_cases, read_qrels, read_run, write_qrels, write_run
+from ragkit.evaluation import score_run as ragkit_evaluate
 
 
 def test_run_roundtrip_ranks_by_score_then_doc_id_descending(tmp_path):
@@ -41,8 +41,8 @@ def test_metrics_equal_ranx_on_a_real_run(fixture_index, tmp_path):
     from ranx import Qrels, Run
     from ranx import evaluate as ranx_evaluate
 
-    from ragkit.evaluation import section_key
-    from ragkit.funnel import Funnel
+    from ragkit import Funnel
+    from ragkit.core import section_key
 
     funnel = Funnel(fixture_index)
     relevant = {"eur": ("EUR cutoff for migrated tenants",

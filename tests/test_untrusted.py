@@ -7,12 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from ragkit.cases import Caller
-from ragkit.citations import verify
-from ragkit.loaders import load_file
-from ragkit.records import Document
-from ragkit.resolution import Evidence, resolve
-from ragkit.untrusted import SYSTEM_NOTE, TRUST_LABEL, UNTRUSTED_CLOSE, looks_like_instruction, wrap_untrusted
+from ragkit import Document, Evidence, Scope, resolve, verify
+from ragkit.documents import load_file
+from ragkit.text import SYSTEM_NOTE, TRUST_LABEL, UNTRUSTED_CLOSE, looks_like_instruction, wrap_untrusted
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "datasets" / "opscorpus" / "docs"
@@ -68,7 +65,7 @@ def test_injection_documents_are_never_decisive_nor_copied(
         bad = Evidence(doc.doc_id, doc.doc_id, "", doc.text, env, 0, len(doc.text))
         tenant = doc.envelope.tenant
         question = f"What is the EUR cutoff for {tenant.capitalize()}?"
-        record = resolve(question, [bad, runbook], "2026-12-31", Caller(tenant, ("ops",)))
+        record = resolve(question, [bad, runbook], "2026-12-31", Scope(tenant, ("ops",)))
         assert record.reasons()[doc.doc_id] == "untrusted_instruction", doc.doc_id
         assert doc.doc_id not in {s.doc_id for s in record.selected}
         assert record.decision is not None and record.decision.doc_id == "runbook-v2"

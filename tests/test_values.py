@@ -1,12 +1,11 @@
-"""Value reading: kinds, normalisation through ragkit.cases.normalise_value, exact offsets."""
+"""Value reading: kinds, normalisation through ragkit.text.normalise.normalise_value, exact offsets."""
 
 from __future__ import annotations
 
 import pytest
 
-from ragkit.cases import normalise_value
-from ragkit.errors import ValidationError
-from ragkit.values import asked_forms, asked_kind, read_values, sentence_at, sentence_spans
+from ragkit import ValidationError
+from ragkit.text import asked_forms, asked_kind, normalise_value, read_values, sentence_at, sentence_spans
 
 
 def test_times_with_hand_computed_offsets() -> None:

@@ -1,10 +1,10 @@
-"""ragkit.variants: the declarative rewrite is a transparent template; variants are named and deduplicated."""
+"""ragkit.search.variants: the declarative rewrite is a transparent template; variants are named and deduplicated."""
 
 from __future__ import annotations
 
 import pytest
 
-from ragkit.variants import declarative_rewrite, query_variants
+from ragkit.search import declarative_rewrite, query_variants
 
 
 @pytest.mark.parametrize("question, statement", [

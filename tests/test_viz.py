@@ -1,4 +1,4 @@
-"""ragkit.viz: the tidy frames on hand-built traces; each plot draws the data it was given."""
+"""ragkit.course.viz: the tidy frames on hand-built traces; each plot draws the data it was given."""
 
 from __future__ import annotations
 
@@ -9,9 +9,8 @@ matplotlib.use("Agg")
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
-from ragkit.errors import ValidationError  # noqa: E402
-from ragkit.trace import CandidateTrace, SearchTrace  # noqa: E402
-from ragkit.viz import (  # noqa: E402
+from ragkit import ValidationError  # noqa: E402
+from ragkit.course import (
     plot_funnel,
     plot_latency,
     plot_recall_at_width,
@@ -19,6 +18,7 @@ from ragkit.viz import (  # noqa: E402
     stage_ranks,
     timings_frame,
 )
+from ragkit.search import CandidateTrace, SearchTrace  # noqa: E402
 
 
 def _trace(query: str = "E-4471 rejected") -> SearchTrace:

@@ -1,4 +1,4 @@
-"""ragkit.widgets: the funnel explorer runs headless; moving a control re-runs and redraws."""
+"""ragkit.course.widgets: the funnel explorer runs headless; moving a control re-runs and redraws."""
 
 from __future__ import annotations
 
@@ -6,9 +6,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from ragkit.errors import ValidationError
-from ragkit.funnel import Funnel, FunnelSettings
-from ragkit.widgets import FunnelExplorer
+from ragkit import Funnel, FunnelSettings, ValidationError
+from ragkit.course import FunnelExplorer
 
 
 def test_bad_arguments_raise_before_any_search():

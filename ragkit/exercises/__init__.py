@@ -35,7 +35,7 @@ EXERCISES: dict[int, str] = {
 
 def load(number: int) -> ModuleType:
     """The module of exercise ``number``."""
-    from ragkit.errors import ValidationError
+    from ragkit.core.errors import ValidationError
 
     if number not in EXERCISES:
         raise ValidationError(f"no exercise {number}; available: {sorted(EXERCISES)}", field="number")

@@ -28,7 +28,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ragkit.errors import ValidationError
+from ragkit.core.errors import ValidationError
 
 __all__ = [
     "Cell",

@@ -249,8 +249,8 @@ def require(condition: bool, message: str) -> None:
 
 def course_cases() -> list[Any]:
     """Every evidence case of the course corpus (``datasets/opscorpus/cases.jsonl``)."""
-    from ragkit.cases import load_cases
-    from ragkit.course import REPO
+    from ragkit.course.shortcuts import REPO
+    from ragkit.evaluation.cases import load_cases
 
     return load_cases(REPO / "datasets" / "opscorpus" / "cases.jsonl")
 

@@ -5,7 +5,7 @@ source never enters the candidate set, fix retrieval first. The learner runs the
 sample of answerable cases, finds the failures (the decisive document was not delivered) and
 splits them by whether that document was among the fused candidates at all.
 
-The checker recomputes both judgements from the learner's own :class:`~ragkit.funnel.SearchResult`
+The checker recomputes both judgements from the learner's own :class:`~ragkit.search.funnel.SearchResult`
 objects and compares them with the learner's split.
 """
 
@@ -43,19 +43,19 @@ the answer. Every call's trace lists each candidate with its rank in every list
 (`result.trace.candidates`, or `result.to_frame()`).
 """),
     setup("""
-from ragkit.course import course_index
-from ragkit.evaluation import snapshot_filters
+from ragkit.course.shortcuts import course_index
+from ragkit.core import snapshot_filters
 from ragkit.exercises import ____, ex01 as ex
 from ragkit.exercises.core import course_cases, sample_cases
-from ragkit.funnel import Funnel
-from ragkit.scope import Scope
+from ragkit.search.funnel import Funnel
+from ragkit.core.scope import Scope
 
 index = course_index(progress=False)
 funnel = Funnel(index)
 cases = sample_cases(course_cases(), 20, seed=1, where=lambda c: c.answerable)
 results = {}
 for case in cases:  # one full funnel call per case (about a second each on a laptop)
-    results[case.id] = funnel.search(case.task, scope=Scope(case.caller.tenant, case.caller.groups),
+    results[case.id] = funnel.search(case.task, scope=case.caller,
                                      filters=snapshot_filters(case.as_of))
 len(results)
 """),

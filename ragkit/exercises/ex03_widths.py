@@ -64,18 +64,18 @@ task = tokens per turn x carried turns x calls per task.
     setup("""
 import pandas as pd
 
-from ragkit.course import course_index
-from ragkit.evaluation import snapshot_filters
+from ragkit.course.shortcuts import course_index
+from ragkit.core import snapshot_filters
 from ragkit.exercises import ____, ex03 as ex
 from ragkit.exercises.core import course_cases, sample_cases
-from ragkit.funnel import Funnel
-from ragkit.scope import Scope
+from ragkit.search.funnel import Funnel
+from ragkit.core.scope import Scope
 
 index = course_index(progress=False)
 funnel = Funnel(index)
 cases = sample_cases(course_cases(), 20, seed=3, where=lambda c: c.answerable)
 WIDTHS, RECOVERY_CALLS, CARRIED_TURNS = ex.WIDTHS, ex.RECOVERY_CALLS, ex.CARRIED_TURNS
-results = {c.id: funnel.search(c.task, scope=Scope(c.caller.tenant, c.caller.groups),
+results = {c.id: funnel.search(c.task, scope=c.caller,
                                filters=snapshot_filters(c.as_of), deliver=max(WIDTHS))
            for c in cases}
 len(results)

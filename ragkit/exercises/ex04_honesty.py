@@ -91,12 +91,12 @@ hybrid placement, searching as the caller over the documents published by `as_of
 notebook short its funnel runs without the cross-encoder (`rerank_mode="none"`).
 """),
     setup("""
-from ragkit.course import course_documents, course_index
-from ragkit.evaluation import agent_runner
+from ragkit.course.shortcuts import course_documents, course_index
+from ragkit.evaluation.runner import agent_runner
 from ragkit.exercises import ____, ex04 as ex
-from ragkit.funnel import FunnelSettings
-from ragkit.cases import Caller
-from ragkit.records import parse_time
+from ragkit.search.funnel import FunnelSettings
+from ragkit.core.scope import Scope
+from ragkit.core.records import parse_time
 from types import SimpleNamespace
 
 index = course_index(progress=False)
@@ -107,7 +107,7 @@ run_agent = agent_runner(index, "hybrid", funnel_settings=FunnelSettings(rerank_
 def ask(question):
     \"\"\"Run the agent on one question dict (task, tenant, groups, as_of).\"\"\"
     case = SimpleNamespace(task=question["task"], as_of=parse_time(question["as_of"], field_name="as_of"),
-                           caller=Caller(question["tenant"], tuple(question["groups"])))
+                           caller=Scope(question["tenant"], tuple(question["groups"])))
     return run_agent(case)
 """),
     md("""
@@ -185,12 +185,12 @@ HINTS = (
 
 
 def _readable(question: Mapping[str, Any], env: Any) -> bool:
-    from ragkit.cases import Caller
-    from ragkit.records import parse_time
+    from ragkit.core.records import parse_time
+    from ragkit.core.scope import Scope
 
-    caller = Caller(str(question["tenant"]), tuple(question["groups"]))
+    caller = Scope(str(question["tenant"]), tuple(question["groups"]))
     as_of = parse_time(question["as_of"], field_name="as_of")
-    return caller.can_read(env) and (env.published_at is None or as_of is None or env.published_at <= as_of)
+    return caller.allows(env) and (env.published_at is None or as_of is None or env.published_at <= as_of)
 
 
 def answerable_by(question: Mapping[str, Any], docs: Sequence[Any]) -> list[str]:

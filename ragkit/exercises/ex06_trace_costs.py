@@ -49,12 +49,12 @@ so the first call's evidence is present on `calls + 1` turns.
     setup("""
 import pandas as pd
 
-from ragkit.course import course_index
-from ragkit.evaluation import snapshot_filters
+from ragkit.course.shortcuts import course_index
+from ragkit.core import snapshot_filters
 from ragkit.exercises import ____, ex06 as ex
 from ragkit.exercises.core import course_cases, sample_cases
-from ragkit.funnel import Funnel
-from ragkit.scope import Scope
+from ragkit.search.funnel import Funnel
+from ragkit.core.scope import Scope
 
 index = course_index(progress=False)
 funnel = Funnel(index)
@@ -66,7 +66,7 @@ def run_task(case):
     \"\"\"The traces of one task: search until the decisive document is delivered, at most 3 calls.\"\"\"
     traces = []
     for extra in ATTEMPTS:
-        result = funnel.search(case.task, scope=Scope(case.caller.tenant, case.caller.groups),
+        result = funnel.search(case.task, scope=case.caller,
                                filters=snapshot_filters(case.as_of), **extra)
         traces.append(result.trace)
         if case.decisive.doc_id in {h.doc_id for h in result.hits}:

@@ -5,7 +5,7 @@ cases from corpus documents (a current rule beside a superseded one, a condition
 beside the general rule it overrides or the record that ended it), states the value each case
 should resolve to, and writes the guard an agent applies to every decision record: a decision,
 selected evidence, and a reason for every rejection. The checker re-resolves the learner's own
-cases with :func:`ragkit.resolution.resolve` and probes the guard with broken records.
+cases with :func:`ragkit.evidence.resolution.resolve` and probes the guard with broken records.
 """
 
 from __future__ import annotations
@@ -52,10 +52,10 @@ record when its cutover completes. Use `find` to locate them and `show` to read 
     setup("""
 import re
 
-from ragkit.course import course_documents
+from ragkit.course.shortcuts import course_documents
 from ragkit.exercises import ____, ex07 as ex
-from ragkit.resolution import Evidence, resolve
-from ragkit.scope import Scope
+from ragkit.evidence.resolution import Evidence, resolve
+from ragkit.core.scope import Scope
 
 docs, _report = course_documents()
 by_id = {d.doc_id: d for d in docs}
@@ -119,10 +119,10 @@ for record in records:
 An agent must not answer from a record that cannot justify itself. Write `justified(record,
 evidence)`: True only when the record has a decision, the decision's source is among the
 *selected* evidence, every delivered source is either selected or rejected, and every rejection
-names a reason from `ragkit.cases.REJECT_REASONS` and says why (`because`).
+names a reason from `ragkit.evidence.decision.REJECT_REASONS` and says why (`because`).
 """),
     work("""
-from ragkit.cases import REJECT_REASONS
+from ragkit.evidence.decision import REJECT_REASONS
 
 
 def justified(record, evidence):
@@ -207,10 +207,10 @@ def _ask(guard: Callable, record: Any, evidence: Any, what: str) -> Any:
 
 
 def _checker(conflict_cases: Sequence[Any], records: Sequence[Any], justified: Callable) -> str:
-    from ragkit.cases import normalise_value
-    from ragkit.errors import ValidationError
-    from ragkit.resolution import resolve
-    from ragkit.values import asked_kind
+    from ragkit.core.errors import ValidationError
+    from ragkit.evidence.resolution import resolve
+    from ragkit.text.normalise import normalise_value
+    from ragkit.text.values import asked_kind
 
     if not isinstance(conflict_cases, (list, tuple)) or len(conflict_cases) < 3:
         raise Failure("`conflict_cases` must be a list of at least three cases.")

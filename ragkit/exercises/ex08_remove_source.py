@@ -2,7 +2,7 @@
 
 CURRICULUM section 12, the first counterfactual: hide the source the answer rests on and the
 answer must become uncertain (an abstention, or a decision record that does not decide).
-The learner hides each case's decisive document in an :class:`ragkit.counterfactuals.IndexView`
+The learner hides each case's decisive document in an :class:`ragkit.evaluation.counterfactuals.IndexView`
 (nothing re-embedded), runs the reference agent on that view, judges each result and lists the
 cases where the agent stayed confident. The checker verifies the hidden document is one the
 case requires, that the agent really ran without it, and recomputes every judgement.
@@ -43,12 +43,12 @@ placement; its funnel runs without the cross-encoder here (`rerank_mode="none"`)
 notebook short.
 """),
     setup("""
-from ragkit.counterfactuals import IndexView
-from ragkit.course import course_index
-from ragkit.evaluation import agent_runner
+from ragkit.evaluation.counterfactuals import IndexView
+from ragkit.course.shortcuts import course_index
+from ragkit.evaluation.runner import agent_runner
 from ragkit.exercises import ____, ex08 as ex
 from ragkit.exercises.core import course_cases, sample_cases
-from ragkit.funnel import FunnelSettings
+from ragkit.search.funnel import FunnelSettings
 
 index = course_index(progress=False)
 cases = sample_cases(course_cases(), 10, seed=8, where=lambda c: c.answerable)

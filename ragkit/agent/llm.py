@@ -1,0 +1,440 @@
+"""Real LLM clients for the retrieval tools: OpenAI-compatible chat completions and Anthropic Messages.
+
+One small interface, :class:`LLMClient`: ``complete(messages, tools, system)`` returns a
+:class:`Reply` (text or tool calls, and the token usage the endpoint reported). Two
+implementations use the official SDKs: :class:`OpenAIChat` (OpenAI, and any
+OpenAI-compatible server through its base URL: Ollama, vLLM, llama.cpp server) and
+:class:`AnthropicMessages`. :func:`client_from_env` picks one from a single setting::
+
+    RAGKIT_LLM=openai:gpt-4.1-mini        key OPENAI_API_KEY, base URL OPENAI_BASE_URL (optional)
+    RAGKIT_LLM=ollama:qwen2.5:7b          http://localhost:11434/v1, or OLLAMA_HOST; no key needed
+    RAGKIT_LLM=anthropic:claude-sonnet-4-6  key ANTHROPIC_API_KEY, base URL ANTHROPIC_BASE_URL (optional)
+
+``RAGKIT_LLM_TIMEOUT`` (seconds, default 60) and ``RAGKIT_LLM_MAX_RETRIES`` (default 3)
+set the per-request timeout and the number of retries; the SDKs retry 408/409/429/5xx
+and connection errors with exponential backoff (0.5 s doubling to 8 s, with jitter, or
+the server's ``Retry-After``). An unreachable endpoint, a missing or rejected key, and a
+rate limit that outlasts the retries each raise :class:`LLMError` saying what to set.
+
+:func:`run_tool_loop` runs one question to an answer: it sends the three tool schemas
+(generated from :mod:`ragkit.tools.toolbox`), executes every tool call the model makes through
+:meth:`ragkit.tools.toolbox.Toolbox.call` (in the toolbox's fixed scope), returns each result
+wrapped by :func:`ragkit.text.untrusted.wrap_untrusted`, and stops when the model answers
+(or, after ``max_turns`` rounds of tool calls, asks it to answer without tools).
+
+The tests of this module (tests/test_llm.py) are wire-format tests: a real HTTP server
+on loopback replays request/response pairs in each API's format through the real SDKs.
+They check the protocol, not the quality of any model's answers.
+
+Example:
+    >>> client_from_env(env={"RAGKIT_LLM": "ollama:qwen2.5:7b"}).base_url
+    'http://localhost:11434/v1/'
+    >>> client = client_from_env()                                  # doctest: +SKIP
+    >>> result = run_tool_loop(client, toolbox, "EUR cutoff for acme?")   # doctest: +SKIP
+    >>> result.answer, [c["name"] for c in result.tool_calls]       # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ragkit.core.errors import RagkitError
+from ragkit.text.untrusted import SYSTEM_NOTE, wrap_untrusted
+from ragkit.tools.toolbox import Toolbox, ToolSpec, for_model
+
+__all__ = ["LLMError", "LLMNotConfigured", "ToolCall", "Usage", "Reply", "LLMClient", "OpenAIChat",
+           "AnthropicMessages", "client_from_env", "run_tool_loop", "LoopResult", "PROVIDERS",
+           "system_prompt", "answer_with_llm", "prepare_ask", "format_result", "configured"]
+
+PROVIDERS = ("openai", "ollama", "anthropic")
+_EXAMPLES = "RAGKIT_LLM=openai:gpt-4.1-mini, ollama:qwen2.5:7b or anthropic:claude-sonnet-4-6"
+
+
+class LLMError(RagkitError):
+    """The LLM endpoint could not be used: unreachable, key missing or rejected, rate limited."""
+
+
+class LLMNotConfigured(LLMError):
+    """No LLM is configured (``RAGKIT_LLM`` is unset)."""
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool call the model asked for; ``arguments`` as the model sent them (JSON text or object)."""
+
+    id: str
+    name: str
+    arguments: Any
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Tokens the endpoint reported for one request (or a sum of them)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens)
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One model turn: its text, the tool calls it asked for, usage, and why it stopped."""
+
+    text: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    usage: Usage = Usage()
+    stop: str = ""
+
+
+class LLMClient:
+    """Messages and tools in, :class:`Reply` out.
+
+    Messages are provider-neutral dicts: ``{"role": "user", "content": str}``,
+    ``{"role": "assistant", "content": str, "tool_calls": [ToolCall, ...]}`` and
+    ``{"role": "tool", "tool_call_id": str, "name": str, "content": str, "is_error": bool}``.
+    """
+
+    provider = ""
+    model = ""
+    base_url = ""
+    max_retries = 0
+    _base_var = ""
+    _key_var = ""
+
+    def chat(self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Any] | None = None, *,
+             system: str = "", use_tools: bool = True) -> Reply:
+        """:meth:`complete` with looser inputs: ``{"role": "system"}`` messages become the system prompt;
+        ``tools`` may be :class:`~ragkit.tools.toolbox.ToolSpec` objects or dicts in OpenAI or Anthropic format
+        (default: the three ragkit tools)."""
+        prompt = [system] if system else []
+        prompt += [str(m["content"]) for m in messages if m["role"] == "system"]
+        rest = [m for m in messages if m["role"] != "system"]
+        return self.complete(rest, _as_specs(tools), "\n\n".join(prompt), use_tools=use_tools)
+
+    def complete(self, messages: Sequence[Mapping[str, Any]], tools: Sequence[ToolSpec], system: str = "",
+                 *, use_tools: bool = True) -> Reply:
+        """One request. ``use_tools=False`` sends the tools but asks the model not to call them."""
+        try:
+            return self._complete(messages, tools, system, use_tools)
+        except LLMError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - SDK errors become one clear ragkit error
+            raise self._explain(exc) from exc
+
+    def _complete(self, messages: Sequence[Mapping[str, Any]], tools: Sequence[ToolSpec], system: str,
+                  use_tools: bool) -> Reply:
+        raise NotImplementedError
+
+    def _explain(self, exc: Exception) -> LLMError:
+        kind = type(exc).__name__
+        status = getattr(exc, "status_code", None)
+        where = f"the {self.provider} endpoint at {self.base_url}"
+        if kind in ("APIConnectionError", "APITimeoutError"):
+            return LLMError(f"cannot reach {where} ({exc}); start the server (Ollama: `ollama serve`) or "
+                            f"set {self._base_var} to a reachable URL")
+        if status in (401, 403):
+            return LLMError(f"{where} rejected the key (HTTP {status}); check {self._key_var}")
+        if status == 429:
+            return LLMError(f"{where} is still rate limiting (HTTP 429) after {self.max_retries} retries; "
+                            "wait, or raise RAGKIT_LLM_MAX_RETRIES")
+        if status is not None:
+            return LLMError(f"{where} answered HTTP {status} for model {self.model!r}: {exc}")
+        return LLMError(f"{where} failed: {kind}: {exc}")
+
+
+class OpenAIChat(LLMClient):
+    """Chat completions with function calling, via the official ``openai`` SDK (any compatible server)."""
+
+    provider = "openai"
+    _base_var = "OPENAI_BASE_URL"
+    _key_var = "OPENAI_API_KEY"
+
+    def __init__(self, model: str, *, api_key: str, base_url: str | None = None, timeout: float = 60.0,
+                 max_retries: int = 3, provider: str = "openai"):
+        import openai
+
+        self.model, self.provider, self.max_retries = model, provider, max_retries
+        if provider == "ollama":
+            self._base_var, self._key_var = "OLLAMA_HOST", "OLLAMA_HOST"
+        self._client = openai.OpenAI(api_key=api_key, base_url=base_url, timeout=timeout,
+                                     max_retries=max_retries)
+        self.base_url = str(self._client.base_url)
+
+    def _complete(self, messages: Sequence[Mapping[str, Any]], tools: Sequence[ToolSpec], system: str,
+                  use_tools: bool) -> Reply:
+        wire: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
+        for m in messages:
+            if m["role"] == "assistant":
+                asked = [{"id": c.id, "type": "function", "function": {
+                    "name": c.name, "arguments": c.arguments if isinstance(c.arguments, str)
+                    else json.dumps(c.arguments)}} for c in m.get("tool_calls", ())]
+                wire.append({"role": "assistant", "content": m.get("content") or None,
+                             **({"tool_calls": asked} if asked else {})})
+            elif m["role"] == "tool":
+                wire.append({"role": "tool", "tool_call_id": m["tool_call_id"], "content": m["content"]})
+            else:
+                wire.append({"role": m["role"], "content": m["content"]})
+        create: Any = self._client.chat.completions.create  # plain dicts, not the SDK's TypedDicts
+        resp = create(model=self.model, messages=wire, tools=[t.openai() for t in tools],
+                      tool_choice="auto" if use_tools else "none")
+        choice = resp.choices[0]
+        calls = tuple(ToolCall(c.id, c.function.name, c.function.arguments)
+                      for c in (choice.message.tool_calls or ()) if getattr(c, "function", None))
+        usage = Usage(resp.usage.prompt_tokens, resp.usage.completion_tokens) if resp.usage else Usage()
+        return Reply(choice.message.content or "", calls, usage, choice.finish_reason or "")
+
+
+class AnthropicMessages(LLMClient):
+    """The Messages API with tool use, via the official ``anthropic`` SDK."""
+
+    provider = "anthropic"
+    _base_var = "ANTHROPIC_BASE_URL"
+    _key_var = "ANTHROPIC_API_KEY"
+
+    def __init__(self, model: str, *, api_key: str, base_url: str | None = None, timeout: float = 60.0,
+                 max_retries: int = 3, max_tokens: int = 2048):
+        import anthropic
+
+        self.model, self.max_retries, self.max_tokens = model, max_retries, max_tokens
+        self._client = anthropic.Anthropic(api_key=api_key, base_url=base_url, timeout=timeout,
+                                           max_retries=max_retries)
+        self.base_url = str(self._client.base_url)
+
+    def _complete(self, messages: Sequence[Mapping[str, Any]], tools: Sequence[ToolSpec], system: str,
+                  use_tools: bool) -> Reply:
+        wire: list[dict[str, Any]] = []
+        for m in messages:
+            if m["role"] == "assistant":
+                blocks: list[dict[str, Any]] = [{"type": "text", "text": m["content"]}] \
+                    if m.get("content") else []
+                blocks += [{"type": "tool_use", "id": c.id, "name": c.name, "input": _as_object(c.arguments)}
+                           for c in m.get("tool_calls", ())]
+                wire.append({"role": "assistant", "content": blocks})
+            elif m["role"] == "tool":
+                block = {"type": "tool_result", "tool_use_id": m["tool_call_id"], "content": m["content"],
+                         "is_error": bool(m.get("is_error"))}
+                if wire and wire[-1]["role"] == "user" and isinstance(wire[-1]["content"], list):
+                    wire[-1]["content"].append(block)  # results of one turn's calls go in one user message
+                else:
+                    wire.append({"role": "user", "content": [block]})
+            else:
+                wire.append({"role": "user", "content": m["content"]})
+        create: Any = self._client.messages.create  # plain dicts, not the SDK's TypedDicts
+        resp = create(model=self.model, max_tokens=self.max_tokens, system=system, messages=wire,
+                      tools=[t.anthropic() for t in tools],
+                      tool_choice={"type": "auto"} if use_tools else {"type": "none"})
+        text = "".join(b.text for b in resp.content if b.type == "text")
+        calls = tuple(ToolCall(b.id, b.name, b.input) for b in resp.content if b.type == "tool_use")
+        usage = Usage(resp.usage.input_tokens, resp.usage.output_tokens)
+        return Reply(text, calls, usage, resp.stop_reason or "")
+
+
+def _as_specs(tools: Sequence[Any] | None) -> list[ToolSpec]:
+    from ragkit.tools.toolbox import TOOL_SPECS
+
+    if tools is None:
+        return list(TOOL_SPECS.values())
+    out = []
+    for t in tools:
+        if isinstance(t, ToolSpec):
+            out.append(t)
+        elif isinstance(t, Mapping) and t.get("type") == "function":
+            f = t["function"]
+            out.append(ToolSpec(f["name"], f.get("description", ""), f.get("parameters", {}), {}))
+        elif isinstance(t, Mapping) and "input_schema" in t:
+            out.append(ToolSpec(t["name"], t.get("description", ""), t["input_schema"], {}))
+        else:
+            raise LLMError(f"cannot read tool {t!r}: give a ToolSpec or a tool in OpenAI or Anthropic format")
+    return out
+
+
+def configured(env: Mapping[str, str] | None = None) -> LLMClient | None:
+    """The client ``RAGKIT_LLM`` names, or ``None`` when no LLM is configured (use the offline agent).
+
+    Raises:
+        LLMError: ``RAGKIT_LLM`` is set but unusable (unknown provider, missing key).
+    """
+    try:
+        return client_from_env(env=env)
+    except LLMNotConfigured:
+        return None
+
+
+def _as_object(arguments: Any) -> Any:
+    if isinstance(arguments, str):
+        try:
+            return json.loads(arguments)
+        except json.JSONDecodeError:
+            return {"_unparsed": arguments}
+    return arguments
+
+
+def _number(env: Mapping[str, str], name: str, default: float) -> float:
+    raw = env.get(name, "")
+    try:
+        value = float(raw) if raw else default
+    except ValueError:
+        raise LLMError(f"{name}={raw!r} is not a number") from None
+    if value < 0:
+        raise LLMError(f"{name}={raw!r} must be >= 0")
+    return value
+
+
+def client_from_env(spec: str | None = None, env: Mapping[str, str] | None = None) -> LLMClient:
+    """The client ``spec`` (default: ``RAGKIT_LLM``) names, configured from the usual variables.
+
+    Raises:
+        LLMNotConfigured: no spec and ``RAGKIT_LLM`` unset.
+        LLMError: an unknown provider, or a missing key (the message names the variable).
+    """
+    env = os.environ if env is None else env
+    spec = spec or env.get("RAGKIT_LLM", "").strip()
+    if not spec:
+        raise LLMNotConfigured(f"no LLM is configured: set {_EXAMPLES} (with OPENAI_API_KEY or "
+                               "ANTHROPIC_API_KEY), or run the offline reference agent, which needs no LLM "
+                               "(ragkit.agent.loop.Agent)")
+    provider, _, model = spec.partition(":")
+    if provider not in PROVIDERS or not model:
+        raise LLMError(f"RAGKIT_LLM={spec!r}: write provider:model with provider one of {PROVIDERS}, e.g. "
+                       f"{_EXAMPLES}")
+    timeout = _number(env, "RAGKIT_LLM_TIMEOUT", 60.0)
+    retries = int(_number(env, "RAGKIT_LLM_MAX_RETRIES", 3))
+    if provider == "anthropic":
+        key = env.get("ANTHROPIC_API_KEY") or env.get("ANTHROPIC_AUTH_TOKEN")
+        if not key:
+            raise LLMError(f"RAGKIT_LLM={spec} needs an API key: set ANTHROPIC_API_KEY")
+        return AnthropicMessages(model, api_key=key, base_url=env.get("ANTHROPIC_BASE_URL") or None,
+                                 timeout=timeout, max_retries=retries)
+    if provider == "ollama":
+        host = env.get("OLLAMA_HOST") or "localhost:11434"
+        host = host if "://" in host else f"http://{host}"
+        return OpenAIChat(model, api_key="ollama", base_url=host.rstrip("/") + "/v1", timeout=timeout,
+                          max_retries=retries, provider="ollama")
+    base = env.get("OPENAI_BASE_URL") or None
+    key = env.get("OPENAI_API_KEY")
+    if not key and base is None:
+        raise LLMError(f"RAGKIT_LLM={spec} needs an API key: set OPENAI_API_KEY (or OPENAI_BASE_URL for a "
+                       "local OpenAI-compatible server such as vLLM or llama.cpp)")
+    return OpenAIChat(model, api_key=key or "not-needed", base_url=base, timeout=timeout, max_retries=retries)
+
+
+def system_prompt(toolbox: Toolbox, as_of: str | None = None) -> str:
+    """The system prompt of :func:`run_tool_loop`: how to use the tools, cite, abstain, and the trust note."""
+    when = (f" Answer as of {as_of}: pass valid_at=\"{as_of}\" to search_knowledge." if as_of else "")
+    return ("You answer questions from a document collection using the retrieval tools, as the caller "
+            f"({toolbox.scope}). Search before answering; search again with other words or identifiers when "
+            "results do not answer the question; read a section with retrieve_documents when an excerpt is "
+            "not enough. Cite every claim inline as [doc_id#anchor] from tool results. Prefer documents "
+            "that are valid at the asked date and not superseded. If the evidence is insufficient, say so "
+            f"and name what is missing instead of guessing.{when} {SYSTEM_NOTE}")
+
+
+@dataclass
+class LoopResult:
+    """One question answered by a model with the tools: the answer and the tool-call transcript."""
+
+    question: str
+    answer: str
+    model: str
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    turns: int = 0
+    stopped: str = "answer"   # "answer", or "max_turns" when the model was asked to answer without tools
+    usage: Usage = Usage()
+    seconds: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "usage": asdict(self.usage)}
+
+
+def run_tool_loop(client: LLMClient, toolbox: Toolbox, question: str, *, max_turns: int = 6,
+                  as_of: str | None = None, system: str | None = None) -> LoopResult:
+    """Ask ``question``; execute the model's tool calls through ``toolbox`` until it answers.
+
+    Each round the model may call several tools; each call runs through
+    :meth:`Toolbox.call` (never raises; a bad call returns a structured error the model can
+    fix) and its result goes back wrapped as untrusted evidence. After ``max_turns``
+    rounds of tool calls the model is asked once more, with tools disabled, to answer.
+    The transcript keeps every call's arguments and full response (trace included).
+    """
+    if not question.strip():
+        raise LLMError("the question is empty")
+    t0 = time.perf_counter()
+    specs = list(toolbox.specs.values())
+    prompt = system if system is not None else system_prompt(toolbox, as_of)
+    messages: list[dict[str, Any]] = [{"role": "user", "content": question}]
+    result = LoopResult(question, "", f"{client.provider}:{client.model}")
+    for turn in range(max_turns + 1):
+        reply = client.complete(messages, specs, prompt, use_tools=turn < max_turns)
+        result.usage += reply.usage
+        result.turns = turn + 1
+        if not reply.tool_calls or turn == max_turns:
+            result.answer = reply.text
+            result.stopped = "answer" if turn < max_turns else "max_turns"
+            break
+        messages.append({"role": "assistant", "content": reply.text, "tool_calls": list(reply.tool_calls)})
+        for call in reply.tool_calls:
+            response = toolbox.call(call.name, call.arguments)
+            result.tool_calls.append({"turn": turn + 1, "id": call.id, "name": call.name,
+                                      "arguments": _as_object(call.arguments), "ok": response["ok"],
+                                      "tokens": response["tokens"], "response": response})
+            content = wrap_untrusted(json.dumps(for_model(response), ensure_ascii=False),
+                                     source=f"ragkit:{call.name}")
+            messages.append({"role": "tool", "tool_call_id": call.id, "name": call.name, "content": content,
+                             "is_error": not response["ok"]})
+    result.seconds = time.perf_counter() - t0
+    return result
+
+
+def answer_with_llm(toolbox: Toolbox, question: str, *, as_of: str | None = None, max_turns: int = 6,
+                    env: Mapping[str, str] | None = None) -> LoopResult:
+    """Answer ``question`` with the LLM ``RAGKIT_LLM`` names, using ``toolbox``: the ``ragkit ask`` path.
+
+    Returns the final text and the tool-call transcript (:class:`LoopResult`).
+
+    Raises:
+        LLMNotConfigured: ``RAGKIT_LLM`` is unset (use the offline agent, :mod:`ragkit.agent.loop`).
+        LLMError: a bad setting, a missing key, or an endpoint that cannot be used.
+    """
+    return run_tool_loop(client_from_env(env=env), toolbox, question, max_turns=max_turns, as_of=as_of)
+
+
+def prepare_ask(index: Any, tenant: str, groups: str = "", *, as_of: str | None = None,
+                env: Mapping[str, str] | None = None) -> tuple[LLMClient, Toolbox, str | None]:
+    """Check every input of ``ragkit ask`` before any request: the date, the LLM setting, the index.
+
+    Returns ``(client, toolbox, as_of)`` with ``as_of`` normalised to an ISO date (or ``None``).
+
+    Raises:
+        ValidationError: a malformed ``as_of`` or an empty tenant.
+        LLMNotConfigured / LLMError: no LLM configured, a bad setting or a missing key.
+        IndexStateError: ``index`` is not a readable ragkit index.
+    """
+    from ragkit.core.records import parse_time
+    from ragkit.core.scope import Scope
+    from ragkit.index.index import Index
+
+    moment = parse_time(as_of, field_name="--as-of")
+    scope = Scope(tenant, groups, all_groups=(tenant == "*" and not groups))
+    client = client_from_env(env=env)
+    toolbox = Toolbox(Index.load(index), scope)
+    return client, toolbox, moment.date().isoformat() if moment else None
+
+
+def format_result(result: LoopResult) -> str:
+    """The answer, then one line per tool call and the token usage (for the terminal)."""
+    lines = [result.answer.strip() or "(the model returned no text)", ""]
+    for call in result.tool_calls:
+        state = "ok" if call["ok"] else f"error {call['response']['error']['code']}"
+        args = json.dumps(call["arguments"], ensure_ascii=False)
+        lines.append(f"  turn {call['turn']}: {call['name']}({args}) -> {state}, {call['tokens']} tokens")
+    budget = " (tool budget used up: answered without tools)" if result.stopped == "max_turns" else ""
+    lines.append(f"  {result.model}: {result.turns} requests, {result.usage.input_tokens} input + "
+                 f"{result.usage.output_tokens} output tokens, {result.seconds:.1f} s{budget}")
+    return "\n".join(lines)

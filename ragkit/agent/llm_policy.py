@@ -1,0 +1,223 @@
+"""The LLM policy: a model drives the agent loop with native tool calls, under the same guards.
+
+:class:`LLMPolicy` plugs a :class:`ragkit.agent.llm.LLMClient` (OpenAI-compatible or Anthropic,
+chosen with ``RAGKIT_LLM``) into :class:`ragkit.agent.loop.Agent`. The model sees the three tool
+schemas and the system prompt of :func:`ragkit.agent.llm.system_prompt`; each tool call it makes
+becomes one loop action (``search_knowledge`` -> ``search``, ``retrieve_documents`` ->
+``fetch``, ``related_documents`` -> ``related``), so the loop's search cap, search-loop
+refusal and step ceiling apply exactly as they do to the offline policy; a refused call
+goes back to the model as an error result with the loop's message. Every tool result
+reaches the model wrapped by :func:`ragkit.text.untrusted.wrap_untrusted`.
+
+In the ``pipeline`` and ``hybrid`` placements the always-on first search is shown to the
+model as a search it made. When the model stops calling tools, its text is the draft:
+
+* a draft with no ``[doc_id#anchor]`` citation is an abstention, in the model's words;
+* otherwise the loop verifies every citation and value (:func:`ragkit.evidence.citations.verify`),
+  and resolution (:func:`ragkit.evidence.resolution.resolve`) runs over the delivered evidence: if
+  it decides a value of the asked kind and the draft asserts a different one, the draft is
+  not delivered; the agent abstains and names both sources.
+
+This module is tested for the protocol over loopback servers that replay recorded API
+exchanges (``tests/test_agent.py``); the quality of any model's answers is untested here.
+
+Example:
+    >>> from ragkit.agent.llm import configured                                 # doctest: +SKIP
+    >>> agent = Agent(toolbox, LLMPolicy(configured()), placement="tool")  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from ragkit.agent.loop import Action, AgentState
+from ragkit.evidence.citations import CITATION_RE
+
+__all__ = ["LLMPolicy", "LLMRun", "KIND_OF_TOOL"]
+
+#: Which loop action each tool call becomes.
+KIND_OF_TOOL = {"search_knowledge": "search", "retrieve_documents": "fetch", "related_documents": "related"}
+_ALWAYS_ON_ID = "always_on_1"
+
+
+@dataclass
+class LLMRun:
+    """One task driven by a model: the conversation, the model's pending tool calls, usage."""
+
+    client: Any
+    system: str
+    specs: list[Any]
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    pending: list[Any] = field(default_factory=list)  # ToolCalls of the last reply not yet run
+    waiting: Any = None  # the ToolCall whose action the loop is running
+    seen_steps: int = 0
+    requests: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def first_search(self, state: AgentState) -> Action:
+        from ragkit.agent.llm import ToolCall
+
+        self.waiting = ToolCall(_ALWAYS_ON_ID, "search_knowledge", {"query": state.task})
+        self.messages.append({"role": "assistant", "content": "", "tool_calls": [self.waiting]})
+        return Action("search", {"query": state.task}, "always-on retrieval with the task")
+
+    def next_action(self, state: AgentState) -> Action:
+        self._report(state)
+        if not self.pending:
+            reply = self._ask(use_tools=True)
+            if not reply.tool_calls:
+                return self._draft(state, reply.text, "the model answered")
+            self.messages.append(
+                {"role": "assistant", "content": reply.text, "tool_calls": list(reply.tool_calls)}
+            )
+            self.pending = list(reply.tool_calls)
+        call = self.pending.pop(0)
+        self.waiting = call
+        kind = KIND_OF_TOOL.get(call.name)
+        if kind is None:  # an unknown tool: answer the call with an error and ask again
+            self.messages.append(
+                self._result(
+                    call,
+                    {
+                        "ok": False,
+                        "error": {
+                            "code": "unknown_tool",
+                            "message": f"there is no tool named {call.name!r}",
+                            "valid": list(KIND_OF_TOOL),
+                        },
+                    },
+                )
+            )
+            self.waiting = None
+            return self.next_action(state)
+        return Action(kind, _arguments(call.arguments), f"the model called {call.name}")
+
+    def conclude(self, state: AgentState, why: str) -> Action:
+        self._report(state)
+        for call in self.pending:  # calls the loop will not run
+            self.messages.append(self._result(call, {"ok": False, "refused": f"not run: {why}"}))
+        self.pending = []
+        self.messages.append(
+            {
+                "role": "user",
+                "content": f"Stop searching ({why}). Answer now from the "
+                "evidence above with inline [doc_id#anchor] citations, or say what is missing.",
+            }
+        )
+        reply = self._ask(use_tools=False)
+        return self._draft(state, reply.text, why)
+
+    # -- helpers ------------------------------------------------------------------------------
+    def _report(self, state: AgentState) -> None:
+        """Hand the result of the step the loop just ran back to the model, as a tool result."""
+        new = state.steps[self.seen_steps :]
+        self.seen_steps = len(state.steps)
+        if self.waiting is None or not new:
+            return
+        step = new[-1]
+        response = {"ok": False, "refused": step.refused} if step.refused else step.response
+        self.messages.append(self._result(self.waiting, response))
+        self.waiting = None
+
+    def _result(self, call: Any, response: dict[str, Any]) -> dict[str, Any]:
+        from ragkit.text.untrusted import wrap_untrusted
+        from ragkit.tools.toolbox import for_model
+
+        view = for_model(response) if "trace" in response else response
+        content = wrap_untrusted(
+            json.dumps(view, ensure_ascii=False, default=str), source=f"ragkit:{call.name}"
+        )
+        return {
+            "role": "tool",
+            "tool_call_id": call.id,
+            "name": call.name,
+            "content": content,
+            "is_error": not response.get("ok", False),
+        }
+
+    def _ask(self, *, use_tools: bool) -> Any:
+        reply = self.client.complete(self.messages, self.specs, self.system, use_tools=use_tools)
+        self.requests += 1
+        self.input_tokens += reply.usage.input_tokens
+        self.output_tokens += reply.usage.output_tokens
+        return reply
+
+    def _draft(self, state: AgentState, text: str, why: str) -> Action:
+        """The model's final text: no citation -> an abstention; else an answer checked by resolution."""
+        text = (text or "").strip()
+        if not CITATION_RE.search(text):
+            return Action("abstain", {"answer": text or "The model gave no answer."}, why)
+        from ragkit.evidence.resolution import resolve
+        from ragkit.text.values import read_values
+
+        record = resolve(state.task, state.delivered(), as_of=state.as_of, caller=state.caller)
+        decision = record.decision
+        if decision is not None and decision.kind in ("time", "amount", "date", "id"):
+            said = read_values(text, decision.kind)
+            if said and said[0].value != decision.value:
+                return Action(
+                    "abstain",
+                    {
+                        "answer": (
+                            f"Not answered: the model's draft asserts {said[0].surface}, but resolving the "
+                            f"delivered evidence selects {decision.surface} from {decision.citation} "
+                            f"({decision.quote.strip()}). Confirm which source governs before relying on "
+                            f"either. Draft: {text}"
+                        )
+                    },
+                    why,
+                    record=record,
+                )
+        return Action("answer", {"answer": text}, why, record=record)
+
+
+class LLMPolicy:
+    """A policy driven by a chat model with native tool calling (see the module docstring).
+
+    Args:
+        client: a :class:`ragkit.agent.llm.LLMClient` (e.g. ``ragkit.agent.llm.configured()``).
+        system: the system prompt (default: :func:`ragkit.agent.llm.system_prompt` for the toolbox's caller).
+    """
+
+    def __init__(self, client: Any, *, system: str | None = None):
+        from ragkit.core.errors import ValidationError
+
+        if client is None or not hasattr(client, "complete"):
+            raise ValidationError(
+                "LLMPolicy needs an LLM client (ragkit.agent.llm.configured() returned None: set "
+                "RAGKIT_LLM, or use the offline policy)",
+                field="client",
+            )
+        self.client = client
+        self.system = system
+        self.name = f"llm:{getattr(client, 'provider', '?')}:{getattr(client, 'model', '?')}"
+
+    def begin(self, state: AgentState) -> LLMRun:
+        from ragkit.tools.toolbox import TOOL_SPECS
+
+        system = self.system
+        if system is None:
+            from ragkit.agent.llm import system_prompt
+
+            system = system_prompt(_ScopeOnly(state.caller), state.as_of)  # type: ignore[arg-type]
+        run = LLMRun(self.client, system, list(TOOL_SPECS.values()))
+        run.messages.append({"role": "user", "content": state.task})
+        return run
+
+
+@dataclass
+class _ScopeOnly:
+    scope: Any
+
+
+def _arguments(arguments: Any) -> dict[str, Any]:
+    if isinstance(arguments, str):
+        try:
+            value = json.loads(arguments or "{}")
+        except json.JSONDecodeError:
+            return {"_raw": arguments}
+        return value if isinstance(value, dict) else {"_raw": arguments}
+    return dict(arguments or {})

@@ -1,0 +1,128 @@
+"""``ragkit eval``: evaluate a placement over a case file, gate it, write reports.
+
+The command line only parses arguments; this module does the work so notebooks and CI
+scripts can call :func:`run_eval` directly. Exit codes: 0 all gates pass (or none given),
+1 a gate failed, 2 bad input (a malformed case with ``--strict``, no valid case, a bad
+gates file).
+
+Example:
+    >>> outcome = run_eval("datasets/opscorpus/cases.jsonl", ".ragkit-cache/index-course",
+    ...                    placement="pipeline", limit=20)     # doctest: +SKIP
+    >>> outcome.exit_code, outcome.report.summary()["end_to_end_rate"]   # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ragkit.core.errors import ValidationError
+
+__all__ = ["EvalOutcome", "run_eval", "outcome_json"]
+
+
+@dataclass
+class EvalOutcome:
+    """What ``ragkit eval`` did: the report, the case-file errors, the exit code."""
+
+    report: Any
+    case_errors: list[ValidationError] = field(default_factory=list)
+    exit_code: int = 0
+    written: list[str] = field(default_factory=list)
+
+
+def run_eval(cases_path: str | Path, index: Any, *, placement: str = "pipeline",
+             gates: str | Path | None = None, counterfactuals: bool = False, html: str | Path | None = None,
+             trec: str | Path | None = None, csv: str | Path | None = None, strict: bool = False,
+             limit: int = 0, progress: bool = True,
+             log: Callable[[str], None] = lambda m: print(m, file=sys.stderr)) -> EvalOutcome:
+    """Load cases (tolerantly unless ``strict``), run the agent at ``placement``, score, gate, write.
+
+    Args:
+        cases_path: a ``cases.jsonl`` file.
+        index: an index folder or a loaded index.
+        placement: ``pipeline``, ``tool`` or ``hybrid``.
+        gates: a gates TOML file (:mod:`ragkit.evaluation.gates`).
+        counterfactuals: also run the four counterfactual tests.
+        html / trec / csv: where to write the HTML report, the TREC run, the per-case CSV.
+        strict: stop at the first malformed case.
+        limit: evaluate only the first N cases (0 = all).
+    """
+    from ragkit.agent.loop import PLACEMENTS
+    from ragkit.evaluation.cases import load_cases, load_cases_lenient
+    from ragkit.evaluation.gates import check_gates, load_gates, report_figures
+    from ragkit.evaluation.runner import agent_runner, evaluate
+
+    if placement not in PLACEMENTS:
+        raise ValidationError(f"placement {placement!r}; use one of {PLACEMENTS}", field="placement")
+    gate_list = load_gates(gates) if gates else None  # bad gates fail before any work
+    if html:
+        try:
+            import matplotlib  # noqa: F401
+            import seaborn  # noqa: F401
+        except ImportError:
+            raise ValidationError("--html needs seaborn and matplotlib: pip install 'ragkit[course]'",
+                                  field="html") from None
+    errors: list[ValidationError] = []
+    if strict:
+        cases = load_cases(cases_path)
+    else:
+        cases, errors = load_cases_lenient(cases_path)
+        for err in errors:
+            log(f"skipped case: {err}")
+    if not cases:
+        bad = f" ({len(errors)} malformed)" if errors else ""
+        raise ValidationError(f"no valid case in {cases_path}{bad}", field="cases", where=str(cases_path))
+    if limit:
+        cases = cases[:limit]
+    if isinstance(index, (str, Path)):
+        from ragkit.index.index import Index
+
+        index = Index.load(index)
+    from ragkit.evaluation.runner import SharedScores
+    from ragkit.models.bundled import get_reranker
+
+    # one score per (query, passage) for the run and its counterfactuals; each run timed as if cold
+    reranker = SharedScores(get_reranker())
+    report = evaluate(cases, agent_runner(index, placement, reranker=reranker), progress=progress,
+                      placement=placement)
+    if counterfactuals:
+        from ragkit.evaluation.counterfactuals import run_counterfactuals
+
+        baseline = dict(zip(report.frame["case"], report.frame["correct"].astype(bool), strict=True))
+        report.counterfactuals = run_counterfactuals(
+            cases, index, lambda view: agent_runner(view, placement, reranker=reranker), progress=progress,
+            baseline=baseline)
+    outcome = EvalOutcome(report, errors)
+    if gate_list is not None:
+        report.gates = check_gates(gate_list, report_figures(report))
+        outcome.exit_code = 0 if report.gates.ok else 1
+    if html:
+        from ragkit.evaluation.plots import html_report
+
+        Path(html).write_text(html_report(report, title=f"ragkit eval: {Path(cases_path).name}, {placement}"),
+                              encoding="utf-8")
+        outcome.written.append(str(html))
+    if trec:
+        from ragkit.evaluation.trec import write_run
+
+        write_run(report.decisive_run()[0], trec, tag=f"ragkit-{placement}")
+        outcome.written.append(str(trec))
+    if csv:
+        report.to_csv(csv)
+        outcome.written.append(str(csv))
+    return outcome
+
+
+def outcome_json(outcome: EvalOutcome) -> str:
+    """The whole report plus the case-file errors, as one JSON object."""
+    data = outcome.report.to_dict()
+    data["case_errors"] = [{"where": e.where, "field": e.field, "message": str(e)}
+                           for e in outcome.case_errors]
+    data["exit_code"] = outcome.exit_code
+    data["written"] = outcome.written
+    return json.dumps(data)

@@ -1,0 +1,35 @@
+"""From delivered spans to decisions: evidence records, resolution, the decision record, citation checks."""
+
+from ragkit.evidence.citations import (
+    CITATION_RE,
+    Citation,
+    CitationError,
+    ClaimVerdict,
+    Verification,
+    enforce,
+    parse_citations,
+    verify,
+)
+from ragkit.evidence.decision import STATUSES, Conflict, Decision, DecisionRecord, Rejected, Selected
+from ragkit.evidence.resolution import question_terms, resolve
+from ragkit.evidence.spans import Evidence
+
+__all__ = [
+    "CITATION_RE",
+    "Citation",
+    "CitationError",
+    "ClaimVerdict",
+    "Conflict",
+    "Decision",
+    "DecisionRecord",
+    "Evidence",
+    "Rejected",
+    "STATUSES",
+    "Selected",
+    "Verification",
+    "enforce",
+    "parse_citations",
+    "question_terms",
+    "resolve",
+    "verify",
+]

@@ -1,0 +1,75 @@
+"""Retrievers and how their lists are joined: BM25, dense, fusion (z-scores, RRF), rerankers."""
+
+from ragkit.retrieval.colbert import (
+    COLBERT_NAME,
+    QUERY_TOKENS,
+    ColbertReranker,
+    bundled_colbert_path,
+    get_colbert,
+)
+from ragkit.retrieval.dense import (
+    EF_CONSTRUCTION,
+    EF_SEARCH,
+    HNSW_M,
+    HNSW_MIN_ROWS,
+    INDEX_KINDS,
+    DenseRetriever,
+    choose_kind,
+)
+from ragkit.retrieval.fusion import (
+    FUSIONS,
+    RRF_PARAMS,
+    Param,
+    Ranking,
+    fuse,
+    minmax_fusion,
+    rank_positions,
+    rrf,
+    zscore_fusion,
+)
+from ragkit.retrieval.lexical import (
+    BM25_PARAMS,
+    ENGINES,
+    BM25Retriever,
+    Feedback,
+    Postings,
+    SegmentedBM25,
+    tokenize,
+)
+from ragkit.retrieval.rerank import DEFAULT_RRF_WEIGHTS, RERANK_MODES, RerankOutput, combine, rerank
+
+__all__ = [
+    "BM25Retriever",
+    "BM25_PARAMS",
+    "COLBERT_NAME",
+    "ColbertReranker",
+    "DEFAULT_RRF_WEIGHTS",
+    "DenseRetriever",
+    "EF_CONSTRUCTION",
+    "EF_SEARCH",
+    "ENGINES",
+    "FUSIONS",
+    "Feedback",
+    "HNSW_M",
+    "HNSW_MIN_ROWS",
+    "INDEX_KINDS",
+    "Param",
+    "Postings",
+    "QUERY_TOKENS",
+    "RERANK_MODES",
+    "RRF_PARAMS",
+    "Ranking",
+    "RerankOutput",
+    "SegmentedBM25",
+    "bundled_colbert_path",
+    "choose_kind",
+    "combine",
+    "fuse",
+    "get_colbert",
+    "minmax_fusion",
+    "rank_positions",
+    "rerank",
+    "rrf",
+    "tokenize",
+    "zscore_fusion",
+]

@@ -1,0 +1,178 @@
+"""Relevance: which sentences and values of a span speak to a question (used by resolution).
+
+Small, documented text rules, not a model: content-word stems of a question
+(:func:`question_terms`), the context that situates a sentence (its section heading and, for a
+table row, the table header: :func:`context`), whether a text names a word (:func:`mentions`),
+the month a question places its event in (:func:`named_month`), the event a condition waits
+for (:func:`condition_event`), and the cue patterns for causal, deontic and completion
+statements. Extend the patterns for another domain or language.
+
+Example:
+    >>> sorted(question_terms("Which settlement cutoff applies to Acme's Monday EUR batch?"))
+    ['acme', 'batch', 'cutof', 'eur', 'settl']
+    >>> condition_event("until cutover"), condition_event("for non-migrated tenants")
+    ('cutov', 'migra')
+    >>> named_month("initech-32644 had an issue in September 2025. What is the ticket key?")
+    (2025, 9)
+"""
+
+from __future__ import annotations
+
+import re
+
+from ragkit.text.normalise import MONTH_NUMBER
+
+__all__ = [
+    "STOP_WORDS",
+    "SAME_MEANING",
+    "WEEKDAYS",
+    "MONTH_NAMES",
+    "COMPLETED",
+    "CONDITION",
+    "CAUSAL_QUESTION",
+    "CAUSE",
+    "DETECTION",
+    "ROOT_CAUSE",
+    "DEONTIC_QUESTION",
+    "DEONTIC",
+    "CODE",
+    "NOT_CODES",
+    "stem",
+    "question_terms",
+    "words",
+    "context",
+    "is_heading_or_table_head",
+    "mentions",
+    "named_month",
+    "condition_event",
+]
+
+STOP_WORDS = set(
+    """a an the of to in on at for by with from and or but is are was were be been being it its
+this that these those what which who whom whose when where why how does do did done has have had can
+could should would will shall may might must any all each every some our their there then than into
+about after before during over under again also only just not no so as if per via out up down off
+own same such very stand applies apply use used uses work works value values set sets""".split()
+)
+WEEKDAYS = {"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"}
+
+
+#: Words of one meaning in operations writing (a small, documented thesaurus; extend it for
+#: another domain): a predicate stated with one of them is stated with any ("finish rolling
+#: out" is what "| Completed | 2026-01-22 |" in a rollout record states). Entries are stems.
+SAME_MEANING = (
+    ("finis", "compl", "done", "final", "ended"),
+    ("rolli", "rollo", "deplo", "relea", "ships", "shipp", "rolle"),
+    ("fix", "fixed", "fixes", "resol"),
+    ("appro", "signe", "sign"),
+)
+_CANON = {w: group[0] for group in SAME_MEANING for w in group}
+
+
+def stem(word: str) -> str:
+    """A word's 5-letter prefix, mapped to its class in :data:`SAME_MEANING` if it has one."""
+    out = word[:5] if len(word) >= 5 else word
+    return _CANON.get(out, out)
+
+
+def question_terms(text: str) -> set[str]:
+    """Content-word stems of ``text`` (5-letter prefixes; no stop words, months, weekdays, numbers).
+
+    Example:
+        >>> sorted(question_terms("Which settlement cutoff applies to Acme's Monday EUR batch?"))
+        ['acme', 'batch', 'cutof', 'eur', 'settl']
+    """
+    out = set()
+    for w in re.findall(r"[a-z][a-z0-9_-]*", text.lower().replace("'s", "")):
+        w = w.strip("-_")
+        if len(w) < 3 or w in STOP_WORDS or w in MONTH_NUMBER or w[:3] in {m[:3] for m in MONTH_NUMBER} and len(w) <= 4:
+            continue
+        if w in WEEKDAYS:
+            continue
+        out.add(stem(w))
+    return out
+
+
+COMPLETED = re.compile(
+    r"\b(completed|complete|done|finished|finalised|finalized|went live|is live)\b", re.IGNORECASE
+)
+CONDITION = re.compile(
+    r"^\s*(?:until|till|before|while|for)\s+(?:the\s+)?(?:non-|not\s+yet\s+|un)?"
+    r"(?P<event>[a-z][a-z-]*)",
+    re.IGNORECASE,
+)
+
+
+CAUSAL_QUESTION = re.compile(
+    r"\bwhy\b|\bcaus|\bbehind\b|\bexplanation\b|\breason\b|\b(go|goes|gone|went) wrong\b", re.IGNORECASE
+)
+CAUSE = re.compile(
+    r"\broot cause\b|\bbecause\b|\bcaused\b|\bdue to\b|\bthat is (how|why)\b|"
+    r"\bwhich is (how|why)\b|\bthe reason\b|\bas a result\b|\bled to\b|"
+    r"\bresulted in\b|\bthe short version\b",
+    re.IGNORECASE,
+)
+
+
+CODE = re.compile(r"(?<![\w-])[A-Z]{3}(?![\w-])")
+#: Upper-case words that are not codes of things a question can be about (time zones, clock words).
+NOT_CODES = {"UTC", "CET", "CEST", "GMT", "BST", "EST", "EDT", "PST", "PDT", "AM", "PM", "ISO", "API", "FAQ"}
+#: "... which is how they spotted it" says how a problem was found, not what caused it.
+DETECTION = re.compile(
+    r"\b(that|which) is how (we|they|he|she|it|[a-z]+ team) "
+    r"(spotted|noticed|found|saw|detected|caught|learned)\b",
+    re.IGNORECASE,
+)
+DEONTIC_QUESTION = re.compile(
+    r"\brequire|\bmust\b|\bobliged\b|\bhave to\b|\ballowed\b|\bpermitted\b", re.IGNORECASE
+)
+DEONTIC = re.compile(r"\bmust\b|\bshall\b|\bis required\b|\bmay not\b|\bneeds? to\b|\bnever\b", re.IGNORECASE)
+ROOT_CAUSE = re.compile(r"\broot cause\b|\bthe cause (was|is)\b|\bcaused by\b", re.IGNORECASE)
+
+
+MONTH_NAMES = sorted(MONTH_NUMBER, key=MONTH_NUMBER.__getitem__)
+
+
+def named_month(question: str) -> tuple[int, int] | None:
+    """``(year, month)`` when the question places its event in a month: "in September 2025"."""
+    m = re.search(r"\bin\s+(" + "|".join(MONTH_NAMES) + r")\s+(\d{4})\b", question, re.IGNORECASE)
+    return (int(m.group(2)), MONTH_NUMBER[m.group(1).lower()]) if m else None
+
+
+def condition_event(condition: str) -> str | None:
+    """``"until cutover"`` -> ``"cutov"``; ``"for non-migrated tenants"`` -> ``"migra"``."""
+    m = CONDITION.match(condition)
+    return stem(m.group("event").lower()) if m else None
+
+
+def words(text: str) -> set[str]:
+    return {stem(w) for w in re.findall(r"[a-z][a-z0-9_-]*", text.lower().replace("'s", ""))}
+
+
+def context(text: str, position: int) -> str:
+    """What situates a sentence: the span's first heading and, for a table row, the table's header row."""
+    lines = text.splitlines()
+    heading = next((ln for ln in lines if ln.lstrip().startswith("#")), "")
+    line_start = text.rfind("\n", 0, position) + 1
+    if not text[line_start:].lstrip().startswith("|"):
+        return heading
+    head, pos = "", line_start
+    while pos > 0:
+        prev = text.rfind("\n", 0, pos - 1) + 1
+        if not text[prev:pos].lstrip().startswith("|"):
+            break
+        head, pos = text[prev:pos], prev
+    return heading + "\n" + head
+
+
+def is_heading_or_table_head(text: str, a: int, b: int) -> bool:
+    """A Markdown heading, a table's separator row, or the header row just above one."""
+    line = text[a:b].strip()
+    if line.startswith("#") or re.fullmatch(r"\|?[\s:|-]*-{3,}[\s:|-]*", line):
+        return True
+    rest = text[b:].lstrip("\r\n").split("\n", 1)[0].strip()
+    return line.startswith("|") and re.fullmatch(r"\|?[\s:|-]*-{3,}[\s:|-]*", rest) is not None
+
+
+def mentions(text: str, word: str) -> bool:
+    return re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", text, re.IGNORECASE) is not None

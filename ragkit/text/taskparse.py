@@ -1,0 +1,347 @@
+"""Reading a task the way an analyst would before searching: identifiers, names, dates, the ask.
+
+The offline policy (:mod:`ragkit.agent.offline`) plans its searches from a :class:`TaskFrame`:
+
+* **identifiers**: error codes (``E-4471``), ticket keys (``OPS-3318``), rollout ids
+  (``RO-7719``), commit hashes (``a41c9e2``), function names (``reconcile_settlement``),
+  account ids (``acme-9``), build numbers (``3.9.4``). They have no semantic
+  neighbourhood, so they get a query of their own (BM25 finds them exactly).
+* **names**: capitalised words that are not sentence openers (tenants, people, systems).
+  The caller's tenant is recognised by name; any other name is an entity to cover.
+* **dates**: a full date in the task (``19 January 2026``, ``2026-01-19``) and a month
+  period (``in January``, ``in July 2025``; a month without a year is the latest one not
+  after ``as_of``).
+* **the ask**: the content words that name the predicate (``cutoff``, ``build number``)
+  and whether the task asks which *rule applies* at a moment (validity filtering is
+  right) or what *happened* (validity filtering would hide the incident records).
+
+Everything here is a transparent pattern, documented as such; nothing is learned.
+
+Example:
+    >>> frame = parse_task("Why did Acme's January reconciliation fail?", tenant="acme",
+    ...                    as_of="2026-02-02")
+    >>> frame.tenant_named, frame.event, frame.period
+    (True, True, ('2026-01-01', '2026-02-01'))
+    >>> parse_task("Which commit fixed OPS-3318?", tenant="acme").identifiers
+    ('OPS-3318',)
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from ragkit.core.errors import ValidationError
+from ragkit.core.records import parse_time
+from ragkit.text.normalise import MONTHS
+
+__all__ = [
+    "TaskFrame",
+    "parse_task",
+    "find_identifiers",
+    "content_words",
+    "keyword_query",
+    "feedback_terms",
+    "jaccard",
+    "normalise_query",
+    "STOPWORDS",
+]
+
+_MONTH_RE = "|".join(m.capitalize() for m in MONTHS) + "|" + "|".join(m[:3].capitalize() for m in MONTHS)
+
+#: Words that carry no search signal (question words, auxiliaries, fillers).
+STOPWORDS = frozenset(
+    """
+a an the and or but of to in on at by for from with without into onto over under about as is are was
+were be been being do does did done doing have has had having it its this that these those there here
+what which who whom whose when where why how whether if then than so such not no nor any all each
+every some one ones our we us you your they their them he she his her i me my mine can could should
+would will shall may might must also just only very still yet again ever ask asked tell say says said
+please know find show give out up down off via per under between after before during while since
+until upon against among around across get got make made take took taken use used one first last
+happen happened happens actually exactly anything something thing things way ways kind sort
+""".split()
+)
+
+# words that mark a question about what happened (an event), not which rule holds
+_EVENT = re.compile(
+    r"\b(did|was|were|went|happened|caused?|failed|fail|broke|tracked|shipped|signed|approved|raised|"
+    r"logged|threw|thrown|reported|completed|finished|fixed|resolved|took|detected|showed|hit|ran|"
+    r"produced|came|emitted|deployed|released|rolled|gone|kicked|explains?)\b",
+    re.IGNORECASE,
+)
+
+# words that mark a question about a standing rule or state, where validity at a moment matters
+_RULE = re.compile(
+    r"\b(appl(y|ies)|cut-?offs?|thresholds?|limits?|polic(y|ies)|reserves?|ceilings?|windows?|rules?|"
+    r"should|must|current(ly)?|as of|in effect|allowed|maximum|minimum|sweeps?|work to)\b",
+    re.IGNORECASE,
+)
+
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+
+_ID_PATTERNS: Sequence[tuple[str, re.Pattern[str]]] = (
+    ("key", re.compile(r"\b[A-Z][A-Z0-9]{0,7}-\d{2,}(?:-[A-Z0-9]+)*\b")),  # OPS-3318, E-4471, RO-7719
+    ("account", re.compile(r"\b[a-z][a-z]{2,}-\d{1,}\b")),  # acme-9, globex-11271
+    ("function", re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")),  # reconcile_settlement
+    ("docref", re.compile(r"\b[a-z][a-z0-9]*(?:-[a-z0-9]+)*-v\d+\b")),  # pol-idempotency-v2, runbook-v2
+    ("version", re.compile(r"\b\d+\.\d+\.\d+\b")),  # 3.9.4
+    ("commit", re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b")),  # a41c9e2
+    ("code", re.compile(r"`([^`\s]{3,})`")),  # anything in backticks
+)
+
+
+@dataclass(frozen=True)
+class TaskFrame:
+    """What the task asks, as the offline policy reads it.
+
+    Attributes:
+        task: the task text.
+        tenant: the caller's tenant (``"*"`` for an operator).
+        identifiers: identifiers in the order they appear.
+        names: capitalised names other than the caller's tenant and month names.
+        tenant_named: whether the task names the caller's tenant (``Acme``, ``our``).
+        words: content words (lower case, stopwords, identifiers and dates removed).
+        predicate: content words that are not names: what is asked about the entity.
+        date: a full date in the task (ISO), if any.
+        period: ``(start, end)`` ISO dates of a month named in the task, end exclusive.
+        event: True when the task asks what happened (past tense), False when it asks which
+            rule or state holds.
+        valid_at: the moment whose rules apply: the task's date, else ``as_of``; ``None`` for
+            event questions (validity filtering would hide the records of what happened).
+        as_of: the snapshot time (ISO), if given.
+        qualifiers: upper-case codes in the task (``EUR``, ``CHF``, ``GBP``) that narrow the
+            question: a passage that states a value must name them.
+    """
+
+    task: str
+    tenant: str
+    identifiers: tuple[str, ...] = ()
+    names: tuple[str, ...] = ()
+    tenant_named: bool = False
+    words: tuple[str, ...] = ()
+    predicate: tuple[str, ...] = ()
+    date: str | None = None
+    period: tuple[str, str] | None = None
+    event: bool = False
+    valid_at: str | None = None
+    as_of: str | None = None
+    id_kinds: dict[str, str] = field(default_factory=dict)
+    qualifiers: tuple[str, ...] = ()
+
+    @property
+    def entities(self) -> tuple[str, ...]:
+        """Identifiers and names: what evidence must be about (lower case)."""
+        return tuple(dict.fromkeys(x.lower() for x in (*self.identifiers, *self.names)))
+
+
+def find_identifiers(text: str) -> list[tuple[str, str]]:
+    """``(identifier, kind)`` pairs in ``text``, in order of appearance, without repeats.
+
+    Example:
+        >>> find_identifiers("E-4471 in reconcile_settlement, commit a41c9e2 (RO-7702, 3.9.4)")
+        [('E-4471', 'key'), ('reconcile_settlement', 'function'), ('a41c9e2', 'commit'), \
+('RO-7702', 'key'), ('3.9.4', 'version')]
+    """
+    found: list[tuple[int, str, str]] = []
+    taken: list[tuple[int, int]] = []
+    for kind, pattern in _ID_PATTERNS:
+        for m in pattern.finditer(text):
+            span = m.span(1) if m.groups() else m.span()
+            if any(s < span[1] and span[0] < e for s, e in taken):
+                continue
+            value = text[span[0] : span[1]]
+            if kind == "code" and (" " in value or not re.search(r"[_\-.\d]", value)):
+                continue
+            if kind == "account" and value.split("-")[0] in MONTHS:
+                continue
+            taken.append(span)
+            found.append((span[0], value, kind))
+    out: dict[str, str] = {}
+    for _, value, kind in sorted(found):
+        out.setdefault(value, kind)
+    return list(out.items())
+
+
+def _stem(word: str) -> str:
+    return word[:5]
+
+
+def content_words(text: str, *, drop: Iterable[str] = ()) -> list[str]:
+    """Lower-case words of ``text`` minus stopwords, numbers-only tokens and ``drop``.
+
+    Example:
+        >>> content_words("Why did Acme's January reconciliation fail?")
+        ['acme', 'january', 'reconciliation', 'fail']
+    """
+    dropped = {d.lower() for d in drop}
+    words = re.findall(r"[A-Za-z][A-Za-z0-9_\-]*(?:'s)?", text)
+    out = []
+    for w in words:
+        w = w.lower().removesuffix("'s")
+        if w in STOPWORDS or w in dropped or len(w) < 2:
+            continue
+        out.append(w)
+    return list(dict.fromkeys(out))
+
+
+def keyword_query(frame: TaskFrame) -> str:
+    """Identifiers plus content words: the task without its question scaffolding."""
+    parts = [*frame.identifiers, *(w for w in frame.words if w not in {i.lower() for i in frame.identifiers})]
+    return " ".join(dict.fromkeys(parts))
+
+
+def feedback_terms(texts: Sequence[str], query: str, *, n: int = 4, min_docs: int = 2) -> list[str]:
+    """Pseudo-relevance feedback: terms frequent across ``texts`` (top excerpts) and not in ``query``.
+
+    A term counts once per text; it must appear in at least ``min_docs`` texts (or in the
+    only one), be a content word of at least 4 letters, and share no 5-letter stem with
+    the query. Ties break by total frequency, then alphabetically, so the choice is stable.
+
+    Example:
+        >>> feedback_terms(["the settlement ran twice", "settlement batch ran twice again"],
+        ...                "acme reconciliation failure")
+        ['settlement', 'twice']
+    """
+    seen = {_stem(w) for w in content_words(query)}
+    per_doc: Counter[str] = Counter()
+    total: Counter[str] = Counter()
+    for text in texts:
+        words = [
+            w
+            for w in content_words(text)
+            if len(w) >= 4 and not w.isdigit() and "-" not in w and "_" not in w and _stem(w) not in seen
+        ]
+        total.update(words)
+        per_doc.update(set(words))
+    need = min(min_docs, len(texts)) or 1
+    ranked = sorted((w for w in per_doc if per_doc[w] >= need), key=lambda w: (-per_doc[w], -total[w], w))
+    out: list[str] = []
+    stems: set[str] = set()
+    for w in ranked:
+        if _stem(w) in stems:
+            continue
+        stems.add(_stem(w))
+        out.append(w)
+        if len(out) == n:
+            break
+    return out
+
+
+def normalise_query(query: str) -> str:
+    """Lower case, punctuation dropped, words sorted: queries equal up to order and case."""
+    return " ".join(sorted(set(re.findall(r"[a-z0-9_\-.]+", query.lower()))))
+
+
+def jaccard(a: str, b: str) -> float:
+    """Token Jaccard similarity of two queries (after :func:`normalise_query`).
+
+    Example:
+        >>> jaccard("acme settlement failure january", "January settlement failure, Acme")
+        1.0
+    """
+    x, y = set(normalise_query(a).split()), set(normalise_query(b).split())
+    if not x and not y:
+        return 1.0
+    return len(x & y) / len(x | y)
+
+
+def _iso(moment: dt.date) -> str:
+    return moment.isoformat()
+
+
+def _task_date(task: str) -> str | None:
+    m = re.search(r"\b(\d{4})-(\d{2})-(\d{2})\b", task)
+    if m:
+        return f"{m.group(1)}-{m.group(2)}-{m.group(3)}"
+    m = re.search(rf"\b(\d{{1,2}})\s+({_MONTH_RE})\.?,?\s+(\d{{4}})\b", task)
+    if m:
+        return _iso(dt.date(int(m.group(3)), _month(m.group(2)), int(m.group(1))))
+    m = re.search(rf"\b({_MONTH_RE})\.?\s+(\d{{1,2}}),?\s+(\d{{4}})\b", task)
+    if m:
+        return _iso(dt.date(int(m.group(3)), _month(m.group(1)), int(m.group(2))))
+    return None
+
+
+def _month(name: str) -> int:
+    return next(i for i, m in enumerate(MONTHS, 1) if m.startswith(name.lower()[:3]))
+
+
+def _task_period(task: str, as_of: dt.datetime | None, date: str | None) -> tuple[str, str] | None:
+    if date is not None:
+        return None
+    m = re.search(rf"\b({_MONTH_RE})\b\.?(?:,?\s+(\d{{4}}))?", task)
+    if not m:
+        return None
+    month = _month(m.group(1))
+    if m.group(2):
+        year = int(m.group(2))
+    elif as_of is not None:
+        year = as_of.year if month <= as_of.month else as_of.year - 1
+    else:
+        return None
+    start = dt.date(year, month, 1)
+    end = dt.date(year + (month == 12), month % 12 + 1, 1)
+    return _iso(start), _iso(end)
+
+
+def parse_task(task: str, *, tenant: str = "*", as_of: object = None) -> TaskFrame:
+    """Read ``task`` into a :class:`TaskFrame` for a caller of ``tenant`` at ``as_of``.
+
+    Raises:
+        ValidationError: an empty task, or an ``as_of`` that is not an ISO date.
+    """
+    if not isinstance(task, str) or not task.strip():
+        raise ValidationError(
+            "task must be a non-empty question, e.g. 'Which commit fixed OPS-3318?'", field="task"
+        )
+    moment = parse_time(as_of, field_name="as_of")
+    ids = find_identifiers(task)
+    id_values = [v for v, _ in ids]
+    id_words = {w.lower() for v in id_values for w in re.findall(r"[A-Za-z0-9_\-.]+", v)}
+    month_words = set(MONTHS) | {m[:3] for m in MONTHS} | set(_WEEKDAYS)
+    # capitalised words that do not open the sentence, plus possessives anywhere
+    names: list[str] = []
+    for m in re.finditer(r"(?<![\w'])([A-Z][a-z][A-Za-z\-]+)('s)?", task):
+        word = m.group(1)
+        opener = m.start() == 0 or bool(re.search(r"[.?!:]\s*$", task[: m.start()]))
+        if word.lower() in month_words or word.lower() in STOPWORDS:
+            continue
+        if opener and not m.group(2):
+            continue
+        names.append(word)
+    lowered_tenant = tenant.lower()
+    tenant_named = any(n.lower() == lowered_tenant for n in names) or bool(
+        re.search(r"\b(our|we|us)\b", task, re.IGNORECASE)
+    )
+    names = [n for n in names if n.lower() != lowered_tenant]
+    date = _task_date(task)
+    period = _task_period(task, moment, date)
+    words = content_words(task, drop=id_words)
+    words = [w for w in words if not re.fullmatch(r"\d+(st|nd|rd|th)?", w)]
+    name_words = {n.lower() for n in names} | {lowered_tenant} | month_words
+    predicate = tuple(w for w in words if w not in name_words)
+    event = bool(_EVENT.search(task)) or not _RULE.search(task)
+    valid_at = None if event else (date or (moment.date().isoformat() if moment else None))
+    qualifiers = tuple(
+        dict.fromkeys(m for m in re.findall(r"\b[A-Z]{2,5}\b", task) if not any(m in v for v in id_values))
+    )
+    return TaskFrame(
+        task=task,
+        qualifiers=qualifiers,
+        tenant=tenant,
+        identifiers=tuple(id_values),
+        names=tuple(dict.fromkeys(names)),
+        tenant_named=tenant_named,
+        words=tuple(words),
+        predicate=predicate,
+        date=date,
+        period=period,
+        event=event,
+        valid_at=valid_at,
+        as_of=moment.isoformat() if moment else None,
+        id_kinds=dict(ids),
+    )

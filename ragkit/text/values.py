@@ -1,0 +1,442 @@
+"""Read the value a question asks for out of a span, with exact character offsets.
+
+Evidence resolution (CURRICULUM section 7) compares *values*, not passages: a
+cutoff of 16:00 against one of 15:00, EUR 25,000 against EUR 40,000. This module
+reads them. :func:`read_values` finds every value of a kind in a text and returns
+:class:`Value` records whose ``start``/``end`` point at the characters they were read
+from (``text[v.start:v.end] == v.surface``), so that every decision can point at
+the characters it rests on. :func:`asked_kind` maps a question to the kind of value
+it asks for.
+
+Values are normalised with :func:`ragkit.text.normalise.normalise_value` (one normaliser for
+the whole kit): ``"3 pm"`` and ``"15:00"`` both read as ``"15:00"``.
+
+Forms are finer than kinds: a *form* says what the value looks like (``duration``,
+``percentage``, ``person``), its *kind* (one of :data:`ragkit.text.normalise.VALUE_KINDS`) says
+how it is normalised and compared (:data:`FORM_KIND`).
+
+Not read: currency symbols (``€25,000``: write ``EUR 25,000``), numbers written as
+words (``five days``), relative dates (``next Monday``), names of banks or firms.
+
+Example:
+    >>> [(v.value, v.start, v.end) for v in read_values("EUR cutoff 16:00 CET; GBP at 2 pm.", "time")]
+    [('16:00', 11, 16), ('14:00', 29, 33)]
+    >>> read_values("The threshold is EUR 25,000.", "amount")[0].value
+    'EUR 25000'
+    >>> asked_kind("Which settlement cutoff applies to Acme's Monday EUR batch on 19 January 2026?")
+    'time'
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from ragkit.core.errors import ValidationError
+from ragkit.text.normalise import MONTH_NUMBER, VALUE_KINDS, normalise_value
+
+__all__ = [
+    "FORMS",
+    "FORM_KIND",
+    "Value",
+    "read_values",
+    "asked_kind",
+    "asked_forms",
+    "ID_SHAPES",
+    "id_shape",
+    "asked_id_shape",
+    "sentence_spans",
+    "sentence_at",
+]
+
+#: What a value looks like; each maps to the kind it is normalised and compared as.
+FORM_KIND: dict[str, str] = {
+    "time": "time",
+    "amount": "amount",
+    "date": "date",
+    "id": "id",
+    "person": "id",
+    "status": "status",
+    "duration": "text",
+    "percentage": "text",
+    "count": "text",
+}
+FORMS = tuple(FORM_KIND)
+
+#: The forms each kind reads by default (``text`` reads quantities written in words and digits).
+_KIND_FORMS: dict[str, tuple[str, ...]] = {
+    "time": ("time",),
+    "amount": ("amount",),
+    "date": ("date",),
+    "id": ("id", "person"),
+    "status": ("status",),
+    "text": ("duration", "percentage", "count"),
+}
+
+_CURRENCIES = (
+    "EUR|USD|GBP|CHF|SEK|DKK|NOK|PLN|CZK|HUF|JPY|CAD|AUD|NZD|RON|BGN|TRY|ZAR|SGD|HKD|CNY|INR|BRL|MXN"
+)
+_MONTH = "|".join(sorted({m for m in MONTH_NUMBER} | {m[:3] for m in MONTH_NUMBER} | {"sept"}, key=len, reverse=True))
+_STATUSES = (
+    "won't do|wont do|in progress|in review|waiting on [a-z]+|investigating|blocked|done|resolved|"
+    "open|closed|completed|failed|rolled back|cancelled|canceled|draft|final|to do|todo|"
+    "monitoring|mitigated|acknowledged"
+)
+
+_PATTERNS: dict[str, re.Pattern[str]] = {
+    "time": re.compile(
+        r"(?<![\d.,:-])(?:[01]?\d|2[0-3]):[0-5]\d(?![\d:])"
+        r"|(?<![\d.,])(?:[01]?\d|2[0-3])\.[0-5]\d(?=\s*(?:am|pm|a\.m\.|p\.m\.|CET|CEST|UTC|GMT|h)\b)"
+        r"|(?<![\d.,:])(?:1[0-2]|0?[1-9])\s*[ap](?:\.m\.|m\b)",
+        re.IGNORECASE,
+    ),
+    "amount": re.compile(rf"\b(?:{_CURRENCIES})\s?\d[\d,]*(?:\.\d+)?(?![\d.]*\d)"),
+    "date": re.compile(
+        rf"\b\d{{4}}-\d{{2}}-\d{{2}}(?!\d)"
+        rf"|\b\d{{1,2}}\s+(?:{_MONTH})\.?,?\s+\d{{4}}\b"
+        rf"|\b(?:{_MONTH})\.?\s+\d{{1,2}},?\s+\d{{4}}\b",
+        re.IGNORECASE,
+    ),
+    "id": re.compile(
+        r"`[^`\n]{2,60}`"
+        r"|\b[A-Z][A-Z0-9]*-\d+\b"  # OPS-3318, RO-7702, E-4471
+        r"|\b[a-z][a-z0-9]*(?:-[a-z0-9]+)*-[a-z]?\d+\b"  # acme-9, ops-2987-c3, policy-v3
+        r"|\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b"  # reconcile_settlement
+        r"|\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b"  # commit a41c9e2
+        r"|\b\d+\.\d+\.\d+\b"
+    ),  # build 3.9.4
+    "person": re.compile(
+        r"(?:(?<=\bby )|(?<=\bfrom )|(?<=: )|(?<=\| )|(?<=\bowner )|(?<=\bto ))"
+        r"[A-Z][a-z]{2,}(?:-[A-Z][a-z]+)?\b(?![ -]?[A-Z]?[a-z]*\d)"
+    ),
+    "status": re.compile(rf"(?<![\w-])(?:{_STATUSES})(?![\w-])", re.IGNORECASE),
+    "duration": re.compile(
+        r"\b\d+(?:\.\d+)?\s*(?:business days?|working days?|seconds?|minutes?|hours?|days?|weeks?|"
+        r"months?|years?)\b",
+        re.IGNORECASE,
+    ),
+    "percentage": re.compile(r"\b\d+(?:\.\d+)?\s?%"),
+    "count": re.compile(r"\b\d+\s+(?:attempts?|retries|tries|times|approvers?|signatures?)\b", re.IGNORECASE),
+}
+
+#: Capitalised words that are not people (table headers, months, weekdays, common labels).
+_NOT_PEOPLE = {m.capitalize() for m in MONTH_NUMBER} | {
+    "Monday",
+    "Tuesday",
+    "Wednesday",
+    "Thursday",
+    "Friday",
+    "Saturday",
+    "Sunday",
+    "The",
+    "This",
+    "That",
+    "Field",
+    "Value",
+    "Status",
+    "Change",
+    "Service",
+    "Build",
+    "Commit",
+    "File",
+    "Function",
+    "Tenants",
+    "Started",
+    "Completed",
+    "Approved",
+    "Who",
+    "Does",
+    "Version",
+    "Effective",
+    "Note",
+    "Policy",
+    "Operations",
+    "Engineering",
+    "Support",
+    "Tenant",
+    "Currency",
+    "Cutoff",
+    "Time",
+    "What",
+    "Owner",
+    "Reporter",
+    "Assignee",
+    "Type",
+    "Target",
+    "Migration",
+    "Symptom",
+    "Likely",
+    "Dashboard",
+    "Cause",
+    "Plan",
+    "Testing",
+    "Rollback",
+    "Fix",
+    "Done",
+    "Blocked",
+    "Open",
+    "Closed",
+    "Draft",
+    "Final",
+}
+
+
+@dataclass(frozen=True)
+class Value:
+    """A value read from a text.
+
+    Attributes:
+        kind: how it compares, one of :data:`ragkit.text.normalise.VALUE_KINDS`.
+        value: normalised with :func:`ragkit.text.normalise.normalise_value` (``"15:00"``, ``"EUR 25000"``).
+        surface: the characters as written (``"3 pm"``, ``"EUR 25,000"``).
+        start: first character of ``surface`` in the text it was read from.
+        end: one past its last character (``text[start:end] == surface``).
+        form: what it looks like (:data:`FORMS`), e.g. ``duration`` for a ``text`` value.
+    """
+
+    kind: str
+    value: str
+    surface: str
+    start: int
+    end: int
+    form: str = ""
+
+    def shifted(self, offset: int) -> Value:
+        """The same value with offsets moved by ``offset`` (span offsets -> document offsets)."""
+        return Value(self.kind, self.value, self.surface, self.start + offset, self.end + offset, self.form)
+
+
+def _forms_for(kind: str | None) -> tuple[str, ...]:
+    if kind is None:
+        return FORMS
+    if kind in _KIND_FORMS:
+        return _KIND_FORMS[kind]
+    if kind in FORM_KIND:
+        return (kind,)
+    raise ValidationError(
+        f"value kind {kind!r} is unknown; use one of {list(VALUE_KINDS)} or a form {list(FORMS)}",
+        field="kind",
+    )
+
+
+def _iter_form(text: str, form: str) -> Iterator[Value]:
+    for m in _PATTERNS[form].finditer(text):
+        surface = m.group(0)
+        start, end = m.start(), m.end()
+        if form == "id" and surface.startswith("`"):
+            surface, start, end = surface[1:-1], start + 1, end - 1
+        if form == "person" and surface in _NOT_PEOPLE:
+            continue
+        if form == "id" and re.fullmatch(r"[A-Z]{3}-\d{4}|\d{4}-\d+", surface):
+            # a year range like 2025-2026 or a currency code is not an identifier
+            if surface[:3] in _CURRENCIES.split("|") or surface[0].isdigit():
+                continue
+        kind = FORM_KIND[form]
+        try:
+            value = normalise_value(kind, surface)
+        except ValidationError:
+            continue
+        yield Value(kind, value, surface, start, end, form)
+
+
+def read_values(text: str, kind: str | None = None, *, forms: Sequence[str] | None = None) -> list[Value]:
+    """Every value of ``kind`` in ``text``, in reading order, with exact offsets.
+
+    Args:
+        text: the span to read (a chunk, a section, a sentence).
+        kind: a kind of :data:`ragkit.text.normalise.VALUE_KINDS` (``"text"`` reads durations,
+            percentages and counts; ``"id"`` reads identifiers and surnames), a form of
+            :data:`FORMS`, or ``None`` for every form.
+        forms: read exactly these forms instead (``("id",)`` reads identifiers but not surnames);
+            overrides ``kind``.
+
+    Raises:
+        ValidationError: unknown kind.
+
+    Example:
+        >>> [(v.form, v.surface) for v in read_values("Retention stays at 5 years; reserve 12%.", "text")]
+        [('duration', '5 years'), ('percentage', '12%')]
+        >>> [v.surface for v in read_values("Commit a41c9e2 (RO-7702), approved by Esterhazy.", "id")]
+        ['a41c9e2', 'RO-7702', 'Esterhazy']
+    """
+    found: list[Value] = []
+    chosen = tuple(forms) if forms is not None else _forms_for(kind)
+    unknown = [f for f in chosen if f not in FORM_KIND]
+    if unknown:
+        raise ValidationError(f"unknown value form(s) {unknown}; use {list(FORMS)}", field="forms")
+    for form in chosen:
+        found.extend(_iter_form(text, form))
+    found.sort(key=lambda v: (v.start, -(v.end - v.start)))
+    out: list[Value] = []
+    for v in found:  # drop values nested inside an earlier, longer one (a time inside a date-time)
+        if out and v.start < out[-1].end and v.form != out[-1].form and v.end <= out[-1].end:
+            continue
+        out.append(v)
+    return out
+
+
+# --------------------------------------------------------------------------------------
+# what a question asks for
+
+_ASK_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (
+        r"\bwhy\b|\bwhat (caused|went wrong|happened)\b|\bwhat does .* require\b|\bhow did\b"
+        r"|\bwhat was behind\b|\bexplanation\b|\broot cause\b|\breason\b|\bwhat made\b"
+        r"|\b(go|goes|gone|went) wrong\b",
+        (),
+    ),
+    (
+        r"\b(what|which) time\b|\bby what time\b|\bcut-?offs?\b|\bcloses?\b|\bfreeze start\b|\bo'clock\b",
+        ("time",),
+    ),
+    (r"\bstatus\b|\bwhere does it stand\b|\bstate of\b", ("status",)),
+    (r"\bwho\b|\bwhose\b|\bwhich (engineer|person|approver|owner|(release )?manager)\b", ("person",)),
+    (
+        r"\bwhich ([\w-]+ )?(commit|ticket|rollout|deployment|release|function|build|change|key|error|"
+        r"account|version)\b|\bwhat ([\w-]+ )?(commit|build|version|function)\b"
+        r"|\b(commit|ticket key|rollout id|function name|build number|error code)\b"
+        r"|\bwhere in the code\b|\b(deployment|rollout|ticket|commit|release)\b.*\bwhich one\b",
+        ("id",),
+    ),
+    (r"\bsigned off\b|\bapproved\b", ("person",)),
+    (r"\bhow much\b|\bamount\b|\bthreshold\b|\bpayout limit\b|\bbalance\b", ("amount",)),
+    (r"\bpercent|\bshare of\b|\breserve\b|\bmarkup\b|%", ("percentage",)),
+    (r"\bhow long\b|\bwindow\b|\bperiod\b|\bdeadline\b|\bretention\b", ("duration",)),
+    (r"\bhow many\b|\bceiling\b|\bretr(y|ies)\b|\battempts\b", ("count",)),
+    (r"\bwhen\b|\b(which|what) (date|day)\b|\bon what date\b", ("date",)),
+    (r"\blimit\b|\bwhat value\b|\bcap\b", ("amount", "duration", "percentage", "count", "time")),
+)
+
+
+def asked_forms(question: str) -> tuple[str, ...]:
+    """The forms of value a question asks for, most likely first; ``()`` for a free-text answer.
+
+    Rules are tried in order; the first whose pattern matches the question wins (a list
+    of documented regexes, not a model: extend ``_ASK_RULES`` for a new domain).
+
+    Example:
+        >>> asked_forms("Which commit fixed OPS-3318?"), asked_forms("Why did the batch fail?")
+        (('id',), ())
+        >>> asked_forms("Follow OPS-1891 to the policy: what limit does the clause set?")[:2]
+        ('amount', 'duration')
+    """
+    q = question.lower()
+    for pattern, forms in _ASK_RULES:
+        if re.search(pattern, q):
+            return forms
+    return ()
+
+
+#: The shape of an identifier: an error code (``E-4471``), a ticket/rollout/change key
+#: (``OPS-3318``), a commit hash, a function name, a
+#: build/version number, a lower-case slug (account, document id), or anything else (backticked).
+ID_SHAPES = ("code", "key", "hash", "function", "version", "slug", "other")
+
+_ID_SHAPE_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("code", re.compile(r"[A-Z]-\d+")),
+    ("key", re.compile(r"[A-Z][A-Z0-9]+-\d+")),
+    ("hash", re.compile(r"(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}")),
+    ("function", re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?:\(\))?")),
+    ("version", re.compile(r"v?\d+\.\d+(?:\.\d+)*")),
+    ("slug", re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*-[a-z]?\d+")),
+)
+
+_ASKED_SHAPES: tuple[tuple[str, str], ...] = (
+    (r"\bcommit\b|\bpatch\b", "hash"),
+    (r"\bfunction\b|\bwhere in the code\b|\bcode path\b|\bmethod\b", "function"),
+    (r"\bbuild\b|\bversion\b", "version"),
+    (r"\berror( code)?\b|\bcode\b", "code"),
+    (r"\b(ticket|rollout|deployment|release|change|key)\b", "key"),
+    (r"\baccount\b", "slug"),
+)
+
+
+def id_shape(surface: str) -> str:
+    """The shape of an identifier (:data:`ID_SHAPES`).
+
+    Example:
+        >>> [id_shape(x) for x in ("RO-7702", "a41c9e2", "reconcile_settlement", "3.9.4", "acme-9")]
+        ['key', 'hash', 'function', 'version', 'slug']
+    """
+    for shape, pattern in _ID_SHAPE_RULES:
+        if pattern.fullmatch(surface):
+            return shape
+    return "other"
+
+
+def asked_id_shape(question: str) -> str | None:
+    """The identifier shape an identifier question asks for ("which commit" -> ``hash``), or ``None``.
+
+    Only the part of the question that asks is read: "Which rollout fixed OPS-8013?" asks for a
+    ``key`` (the rollout's), whatever else the question names.
+
+    Example:
+        >>> asked_id_shape("Which commit fixed OPS-3318?"), asked_id_shape("Which rollout fixed OPS-8013?")
+        ('hash', 'key')
+    """
+    q = question.lower()
+    m = re.search(r"\b(which|what)\s+([\w-]+\s+)?([\w-]+)", q)
+    asking = q[m.start() : m.end()] if m else q
+    if "where in the code" in q:
+        return "function"
+    for text in (asking, q):  # the asking phrase first, then the whole question ("... which one?")
+        for pattern, shape in _ASKED_SHAPES:
+            if re.search(pattern, text):
+                return shape
+    return None
+
+
+def asked_kind(question: str) -> str:
+    """The kind of value (:data:`ragkit.text.normalise.VALUE_KINDS`) a question asks for.
+
+    ``"what time / which cutoff"`` -> ``time``; ``"how much / threshold"`` -> ``amount``;
+    ``"when / which date"`` -> ``date``; ``"which commit / ticket / who"`` -> ``id``;
+    ``"status"`` -> ``status``; durations, percentages, counts and free text
+    (``"why"``) -> ``text``. See :func:`asked_forms` for the finer form.
+
+    Example:
+        >>> [asked_kind(q) for q in ("Who approved RO-7702?", "What is the status of OPS-6087?",
+        ...                          "When was the change completed?", "Why did it fail?")]
+        ['id', 'status', 'date', 'text']
+    """
+    forms = asked_forms(question)
+    return FORM_KIND[forms[0]] if forms else "text"
+
+
+# --------------------------------------------------------------------------------------
+# sentences
+
+_SENT_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9\"'(\[`|])")
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of each sentence; lines (table rows, list items, headings) count as one.
+
+    Example:
+        >>> t = "EUR cutoff 16:00. Captures after roll.\\n| USD | 11:15 |"
+        >>> [t[a:b] for a, b in sentence_spans(t)]
+        ['EUR cutoff 16:00.', 'Captures after roll.', '| USD | 11:15 |']
+    """
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    for line in text.splitlines(keepends=True):
+        body = line.rstrip("\r\n")
+        cuts = [0, *(m.end() for m in _SENT_END.finditer(body)), len(body)]
+        for a, b in zip(cuts, cuts[1:], strict=False):
+            seg = body[a:b]
+            stripped = seg.strip()
+            if not stripped:
+                continue
+            lead = len(seg) - len(seg.lstrip())
+            spans.append((pos + a + lead, pos + a + lead + len(stripped)))
+        pos += len(line)
+    return spans
+
+
+def sentence_at(text: str, position: int) -> tuple[int, int]:
+    """The span of the sentence holding ``position`` (``(position, position)`` if none does)."""
+    for a, b in sentence_spans(text):
+        if a <= position < b:
+            return a, b
+    return position, position
