@@ -1,27 +1,46 @@
 """ragkit: retrieval for LLM agents, stage by stage.
 
-Search is an action the agent takes, observes and repeats. Each stage lives in a
-module named after it (``chunking``, ``lexical``, ``dense``, ``fusion``, ``rerank``,
-``funnel``, ...). This file only re-exports; heavy libraries (torch,
-sentence-transformers, faiss) load lazily on first use.
+Search is an action the agent takes, observes and repeats. The package is grouped by
+layer, and imports run from the top layer down only (``lint-imports`` checks it)::
+
+    app          cli, demo, display
+    exercises    check() / hint() / solution() for the course exercises
+    course       course shortcuts, plots, widgets
+    evaluation   evidence cases, runner, scoring, report, counterfactuals, economics, BEIR
+    agent        the loop, its state, the offline and LLM policies, LLM clients
+    tools        the tool contract (search_knowledge, retrieve_documents, ...), MCP server
+    evidence     spans, resolution, decision records, citation checks   | search: the funnel
+    backends     Milvus and Ray ingestion behind the backend seam
+    index        the persisted index, storage, build, freshness, the seam
+    retrieval    BM25, dense, fusion, rerankers
+    documents    loaders and chunkers
+    models       the bundled offline models, token counting
+    text         words, values, task reading, untrusted text
+    core         records, errors, ids, scope
+
+Each stage lives in a module named after it. This file only re-exports the short public
+API; heavy libraries (torch, onnxruntime, faiss) load lazily on first use.
 """
 
-from ragkit.agent.loop import PLACEMENTS, Agent, AgentResult
-from ragkit.core.errors import LoadError, ModelNotAvailable, RagkitError, ValidationError
-from ragkit.core.records import Chunk, Document, Envelope
-from ragkit.core.scope import Filters, Scope
-from ragkit.core.version import __version__
-from ragkit.documents.chunking import ChunkerSettings, chunk_documents
-from ragkit.documents.loaders import LoadReport, load_corpus
-from ragkit.evaluation.cases import EvidenceCase, load_cases
-from ragkit.evaluation.runner import agent_runner, evaluate
-from ragkit.evidence.citations import Verification, verify
-from ragkit.evidence.decision import DecisionRecord
-from ragkit.evidence.resolution import resolve
-from ragkit.evidence.spans import Evidence
-from ragkit.index.index import Index
-from ragkit.search.funnel import Funnel, FunnelSettings, SearchResult
-from ragkit.tools.toolbox import Toolbox, ToolSettings
+from ragkit.agent import PLACEMENTS, Agent, AgentResult
+from ragkit.core import (
+    Chunk,
+    Document,
+    Envelope,
+    Filters,
+    LoadError,
+    ModelNotAvailable,
+    RagkitError,
+    Scope,
+    ValidationError,
+    __version__,
+)
+from ragkit.documents import ChunkerSettings, LoadReport, chunk_documents, load_corpus
+from ragkit.evaluation import EvidenceCase, agent_runner, evaluate, load_cases
+from ragkit.evidence import DecisionRecord, Evidence, Verification, resolve, verify
+from ragkit.index import Index
+from ragkit.search import Funnel, FunnelSettings, SearchResult
+from ragkit.tools import Toolbox, ToolSettings
 
 __all__ = [
     "PLACEMENTS",

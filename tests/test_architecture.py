@@ -1,0 +1,160 @@
+"""The package's shape, checked: layers, private names, module size, short public imports.
+
+The layer order itself is import-linter's ``layers`` contract in ``pyproject.toml``
+(``lint-imports`` runs in ``./run test``, and :func:`test_layer_contract_is_kept` runs it
+here too). The other rules have no tool of their own, so they are read from the source
+with :mod:`ast`:
+
+* no module imports another module's private (``_``-prefixed) name, in the package or bench;
+* imports of ``ragkit`` sit at module level (a function-local import hides which way a
+  dependency runs; function-local imports are for optional heavy libraries only);
+* no module is longer than :data:`MAX_LINES`;
+* notebooks, exercise cells and the README import from ``ragkit`` or one level below;
+* everything a module lists in ``__all__`` has a docstring.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "ragkit"
+
+#: "One concept per module, usually 50-300 lines" (STYLE.md); none may pass this.
+MAX_LINES = 400
+
+
+def _modules() -> Iterator[tuple[str, Path]]:
+    for path in sorted(PACKAGE.rglob("*.py")):
+        dotted = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+        yield dotted, path
+
+
+def _ragkit_imports(tree: ast.AST) -> Iterator[tuple[ast.ImportFrom | ast.Import, str]]:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] == "ragkit":
+            yield node, node.module or ""
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name.split(".")[0] == "ragkit":
+                    yield node, alias.name
+
+
+def _private_uses(tree: ast.AST) -> list[str]:
+    """``from ragkit.x import _name`` and ``module._name`` on a ragkit module bound by import."""
+    found: list[str] = []
+    module_names: set[str] = set()
+    for node, module in _ragkit_imports(tree):
+        if isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                if alias.name.startswith("_") and not alias.name.startswith("__"):
+                    found.append(f"line {node.lineno}: from {module} import {alias.name}")
+                elif f"{module}.{alias.name}" in _MODULE_NAMES:
+                    module_names.add(alias.asname or alias.name)
+        else:
+            for alias in node.names:
+                if alias.asname:
+                    module_names.add(alias.asname)
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                and node.value.id in module_names and node.attr.startswith("_")
+                and not node.attr.startswith("__")):
+            found.append(f"line {node.lineno}: {node.value.id}.{node.attr}")
+    return found
+
+
+_MODULE_NAMES = {dotted for dotted, _ in _modules()}
+
+
+def test_layer_contract_is_kept() -> None:
+    """import-linter's layers contract (pyproject.toml): imports run from the top layer down."""
+    exe = shutil.which("lint-imports", path=str(Path(sys.executable).parent))
+    if exe is None:
+        pytest.fail("lint-imports is not installed: run `./run setup` (it is in the dev extra)")
+    done = subprocess.run([exe, "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert "0 broken" in done.stdout
+
+
+@pytest.mark.parametrize("folder", ["ragkit", "bench"])
+def test_no_module_imports_a_private_name(folder: str) -> None:
+    bad = []
+    for path in sorted((ROOT / folder).rglob("*.py")):
+        for use in _private_uses(ast.parse(path.read_text())):
+            bad.append(f"{path.relative_to(ROOT)} {use}")
+    assert not bad, "private names used across modules (make them public or move the code):\n" + "\n".join(bad)
+
+
+def test_ragkit_imports_are_at_module_level() -> None:
+    bad = []
+    for dotted, path in _modules():
+        tree = ast.parse(path.read_text())
+        for node, module in _ragkit_imports(tree):
+            if node.col_offset > 0:
+                bad.append(f"{path.relative_to(ROOT)}:{node.lineno} imports {module} inside a function")
+    assert not bad, "\n".join(bad)
+
+
+def test_no_module_is_a_large_room() -> None:
+    long = {str(path.relative_to(ROOT)): n for _, path in _modules()
+            if (n := len(path.read_text().splitlines())) > MAX_LINES}
+    assert not long, f"modules over {MAX_LINES} lines (split them by concept): {long}"
+
+
+def _notebook_code(path: Path) -> Iterator[str]:
+    for cell in json.loads(path.read_text())["cells"]:
+        if cell["cell_type"] == "code":
+            source = cell["source"]
+            yield "".join(source) if isinstance(source, list) else source
+
+
+def _user_facing_code() -> Iterator[tuple[str, str]]:
+    for path in sorted([*ROOT.glob("notebooks/*.ipynb"), *ROOT.glob("exercises/**/*.ipynb")]):
+        for code in _notebook_code(path):
+            yield str(path.relative_to(ROOT)), code
+    readme = (ROOT / "README.md").read_text()
+    for block in re.findall(r"```python\n(.*?)```", readme, flags=re.S):
+        yield "README.md", block
+
+
+def test_user_facing_code_imports_the_short_public_api() -> None:
+    """Notebooks, exercises and the README import from ``ragkit`` or ``ragkit.<layer>`` only."""
+    deep = []
+    for where, code in _user_facing_code():
+        for match in re.finditer(r"^\s*(?:from|import)\s+(ragkit(?:\.\w+)*)", code, flags=re.M):
+            if match.group(1).count(".") > 1:
+                deep.append(f"{where}: {match.group(0).strip()}")
+    assert not deep, "deep imports in user-facing code:\n" + "\n".join(sorted(set(deep)))
+
+
+def test_public_names_have_docstrings() -> None:
+    missing = []
+    for dotted, path in _modules():
+        tree = ast.parse(path.read_text())
+        exported: set[str] = set()
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in node.targets):
+                exported = {ast.literal_eval(e) for e in node.value.elts}  # type: ignore[attr-defined]
+        for node in tree.body:
+            if (isinstance(node, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef))
+                    and node.name in exported and not ast.get_docstring(node)):
+                missing.append(f"{dotted}.{node.name}")
+    assert not missing, f"public names without a docstring: {missing}"
+
+
+def test_the_checks_above_can_fail(tmp_path: Path) -> None:
+    """The AST rules find what they are meant to find (a guard against a check that never fires)."""
+    tree = ast.parse("from ragkit.index import storage as st\nfrom ragkit.models.bundled import _map\n"
+                     "def f():\n    from ragkit.core import ids\n    return st._serialise\n")
+    uses = _private_uses(tree)
+    assert any("_map" in u for u in uses) and any("st._serialise" in u for u in uses)
+    assert [m for n, m in _ragkit_imports(tree) if n.col_offset > 0] == ["ragkit.core"]
