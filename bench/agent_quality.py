@@ -1,11 +1,11 @@
 """End-to-end quality of the reference agent on the bundled evidence cases, per placement.
 
 Every case runs as its caller (tenant and groups), at its ``as_of``, over the documents
-published by then (the Toolbox applies :func:`ragkit.evaluation.runner.snapshot_filters`), with the
+published by then (the Toolbox applies :func:`ragkit.core.snapshot_filters`), with the
 offline policy in three placements: ``pipeline`` (one always-on search), ``tool`` (the policy
 decides every call) and ``hybrid`` (always-on first search, then tool follow-ups).
 
-Scoring, per case, is :func:`ragkit.evaluation.runner.score_case` (the same definitions as
+Scoring, per case, is :func:`ragkit.evaluation.score_case` (the same definitions as
 ``ragkit eval``):
 
 * answerable: *correct* when the agent did not abstain and asserted the expected value (its
@@ -14,7 +14,7 @@ Scoring, per case, is :func:`ragkit.evaluation.runner.score_case` (the same defi
 * unanswerable: *honest* when the agent abstained; a *false assertion* when it answered; a run
   that crashed is neither.
 * every delivered (not abstained) answer: each inline citation must be a span delivered in
-  that run and :func:`ragkit.evidence.citations.verify` must pass; failures are counted.
+  that run and :func:`ragkit.evidence.verify` must pass; failures are counted.
 
 Development used the even-index cases (file order); odd-index cases are reported apart as
 held-out. Identical tool calls of one case are cached across placements (the pipeline's search
@@ -29,9 +29,10 @@ Usage::
 
 from __future__ import annotations
 
-import argparse
 import copy
+import datetime as dt
 import json
+import re
 import statistics
 import sys
 import time
@@ -39,19 +40,14 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from _common import course_cases, evenly, parser, pct, publish
 
-from ragkit import (  # noqa: E402
-    PLACEMENTS,
-    Agent,
-    load_cases,  # noqa: E402
-)
-from ragkit.core import snapshot_filters  # noqa: E402
-from ragkit.evaluation import failure_kind, score_case  # noqa: E402
+from ragkit import PLACEMENTS, Agent, Funnel, Toolbox
+from ragkit.core import parse_time, snapshot_filters
+from ragkit.course import course_index
+from ragkit.evaluation import failure_kind, score_case
 
-OUT = ROOT / "bench" / "results" / "agent_quality.md"
-CITE = __import__("re").compile(r"\[([^\[\]\s]+#[^\[\]\s]*)\]")
+CITE = re.compile(r"\[([^\[\]\s]+#[^\[\]\s]*)\]")
 
 
 class CachedToolbox:
@@ -75,11 +71,9 @@ class SnapshotToolbox:
 
     def __init__(self, inner: Any, as_of: Any):
         self.inner, self.scope = inner, inner.scope
-        self.cut = as_of + __import__("datetime").timedelta(seconds=1)
+        self.cut = as_of + dt.timedelta(seconds=1)
 
     def _late(self, item: dict[str, Any]) -> bool:
-        from ragkit.core import parse_time
-
         published = parse_time(item.get("published_at"))
         return published is not None and published >= self.cut
 
@@ -110,8 +104,6 @@ class SnapshotToolbox:
 
 def make_toolbox(index: Any, case: Any, funnel: Any) -> Any:
     """A Toolbox bound to the case's caller and to the snapshot at its as_of."""
-    from ragkit import Toolbox
-
     scope = case.caller
     try:
         return Toolbox(index, scope, funnel=funnel, filters=snapshot_filters(case.as_of))
@@ -136,10 +128,10 @@ def tool_seconds(result: Any) -> float:
 
 
 def score(case: Any, result: Any) -> dict[str, Any]:
-    """One case's row: :func:`ragkit.evaluation.runner.score_case` (the one scoring of ragkit) plus cost fields.
+    """One case's row: :func:`ragkit.evaluation.score_case` (the one scoring of ragkit) plus cost fields.
 
     ``correct`` (answerable), ``honest`` and ``false_assertion`` (unanswerable) and
-    ``unverifiable`` are ragkit.evaluation.runner's definitions; this script only adds the fields its
+    ``unverifiable`` are ragkit.evaluation's definitions; this script only adds the fields its
     tables and its ``--rows`` file show.
     """
     row = score_case(case, result)
@@ -158,13 +150,6 @@ def score(case: Any, result: Any) -> dict[str, Any]:
         "first_run": None,  # the first call's ranking: large, and not shown here
     })
     return row
-
-
-def pct(values: list[float], q: float) -> float:
-    if not values:
-        return float("nan")
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
 
 
 def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -244,7 +229,7 @@ def honesty_table(rows_by_placement: dict[str, list[dict[str, Any]]]) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = parser(__doc__, "agent_quality.md", flag="--out")
     ap.add_argument("--placements", default=",".join(PLACEMENTS))
     ap.add_argument("--split", choices=("all", "dev", "heldout"), default="all")
     ap.add_argument(
@@ -259,23 +244,17 @@ def main() -> None:
         default="file",
         help="stride: visit cases with a stride of 7 so that any prefix spans every family",
     )
-    ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--rows", type=Path, default=None, help="write per-case rows as JSON Lines")
     args = ap.parse_args()
 
-    from ragkit import Funnel
-    from ragkit.course import course_index
-
-    cases = load_cases(ROOT / "datasets" / "opscorpus" / "cases.jsonl")
+    cases = course_cases()
     split = {c.id: ("dev" if i % 2 == 0 else "heldout") for i, c in enumerate(cases)}
     if args.split != "all":
         cases = [c for c in cases if split[c.id] == args.split]
     if args.cases:
         wanted = set(args.cases.split(","))
         cases = [c for c in cases if c.id in wanted]
-    if args.sample and len(cases) > args.sample:
-        step = len(cases) / args.sample
-        cases = [cases[int(i * step)] for i in range(args.sample)]
+    cases = evenly(cases, args.sample)
     if args.order == "stride":
         cases = [cases[(i * 7) % len(cases)] for i in range(len(cases))] if len(cases) % 7 else cases
     placements = [p for p in args.placements.split(",") if p]
@@ -350,8 +329,7 @@ def write_report(
             )
             + "\n"
         )
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text("\n".join(parts) + "\n")
+    publish(args.out, "\n".join(parts) + "\n", echo=False)
     if args.rows:
         with args.rows.open("w") as fh:
             for rs in rows.values():

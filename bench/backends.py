@@ -3,7 +3,7 @@
 Part ``course`` (the bundled corpus, its cached index copied into Milvus without re-embedding):
 
 * candidate recall@50 of BM25, dense and RRF on every answerable bundled case
-  (:func:`ragkit.evaluation.runner.candidate_recall`, each case as its caller at its ``as_of``);
+  (:func:`ragkit.evaluation.candidate_recall`, each case as its caller at its ``as_of``);
 * the tenant counterfactual (:mod:`ragkit.evaluation.counterfactuals`, ``change_tenant``) with the
   pipeline agent reading the Milvus backend: leaks must be zero;
 * :func:`ragkit.evaluation.runner.evaluate` unchanged on both backends (pipeline placement, a sample);
@@ -35,25 +35,29 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _common import RESULTS, course_cases, parser, pct, publish
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from ragkit import (  # noqa: E402  # noqa: E402
+from ragkit import (
     Chunk,
-    ChunkerSettings,  # noqa: E402
+    ChunkerSettings,
     Document,
     Envelope,
     Filters,
-    Index,  # noqa: E402
+    Funnel,
+    Index,
     Scope,
+    agent_runner,
+    evaluate,
 )
-from ragkit.backends.milvus import MilvusConfig, MilvusIndex, start_local  # noqa: E402
-from ragkit.core import snapshot_filters  # noqa: E402
-from ragkit.index import IndexSettings  # noqa: E402
-from ragkit.retrieval import rrf  # noqa: E402
+from ragkit.backends.milvus import MilvusConfig, MilvusIndex, start_local
+from ragkit.core import snapshot_filters
+from ragkit.course import course_index
+from ragkit.evaluation import candidate_recall, run_counterfactuals
+from ragkit.index import IndexSettings, as_backend
+from ragkit.models import get_reranker
+from ragkit.retrieval import rrf
 
-OUT = ROOT / "bench" / "results" / "backends.md"
+OUT = RESULTS / "backends.md"
 PARTS = Path(tempfile.gettempdir()) / "ragkit-bench-backends"
 
 
@@ -65,15 +69,8 @@ def rss_mb(pid: int | None = None) -> float:
     return float("nan")
 
 
-def pct(values: list[float], q: float) -> float:
-    values = sorted(values)
-    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
-
-
 def first_stage(index: Any, queries: list[tuple[str, Scope, Filters]], k: int = 50) -> list[float]:
     """Milliseconds of select + BM25 + dense + RRF per query, each scoped as its caller."""
-    from ragkit.index import as_backend
-
     out = []
     for text, scope, filters in queries:
         t = time.perf_counter()
@@ -85,13 +82,8 @@ def first_stage(index: Any, queries: list[tuple[str, Scope, Filters]], k: int = 
 
 
 def course(args: argparse.Namespace, uri: str, server_pid: int | None) -> dict[str, Any]:
-    from ragkit import agent_runner, evaluate, load_cases
-    from ragkit.course import course_index
-    from ragkit.evaluation import candidate_recall, run_counterfactuals
-    from ragkit.models import get_reranker
-
     res: dict[str, Any] = {}
-    cases = load_cases(ROOT / "datasets" / "opscorpus" / "cases.jsonl")
+    cases = course_cases()
     idx = course_index(progress=False)
     snap = idx.snapshot()
     chunks = [*snap.sections.values(), *snap.rows]
@@ -99,7 +91,7 @@ def course(args: argparse.Namespace, uri: str, server_pid: int | None) -> dict[s
     before = rss_mb()
     t = time.perf_counter()
     rebuilt = Index(list(snap.documents.values()), chunks, snap.vectors, snap.settings,
-                    embedder=idx._embedder, manifest=idx.manifest)
+                    embedder=idx.embedder, manifest=idx.manifest)
     rebuilt.snapshot().lexical  # noqa: B018 - built eagerly already; touch it
     res["memory_build_s"] = time.perf_counter() - t
     res["memory_rss_mb"] = rss_mb() - before
@@ -155,9 +147,6 @@ def course(args: argparse.Namespace, uri: str, server_pid: int | None) -> dict[s
 
 def _latency(args: argparse.Namespace, idx: Any, mi: Any, cases: Any, res: dict[str, Any]) -> None:
     """First-stage and full-funnel latency, both backends, each query scoped as its case's caller."""
-    from ragkit import Funnel
-    from ragkit.models import get_reranker
-
     answerable = [c for c in cases if c.answerable][: args.queries]
     queries = [(c.task, c.caller, snapshot_filters(c.as_of))
                for c in answerable]
@@ -278,7 +267,7 @@ def synthetic(args: argparse.Namespace, uri: str, server_pid: int | None) -> dic
     for s in range(0, len(docs), step):
         part = docs[s:s + step]
         idx = [i for d in part for i in by_doc[d.doc_id]]
-        mi._write(part, [chunks[i] for i in idx], vectors[idx], replace=False)
+        mi.write(part, [chunks[i] for i in idx], vectors[idx], replace=False)
     mi.flush()
     snap = mi.snapshot()
     res["milvus_build_s"] = time.perf_counter() - t
@@ -399,17 +388,17 @@ NOTES = [
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--parts", default="course,synthetic")
-    parser.add_argument("--rows", type=int, default=100_000)
-    parser.add_argument("--queries", type=int, default=100)
-    parser.add_argument("--funnel-queries", type=int, default=20)
-    parser.add_argument("--eval-cases", type=int, default=40)
-    parser.add_argument("--cf-cases", type=int, default=0, help="0: every case")
-    parser.add_argument("--render-only", action="store_true")
-    parser.add_argument("--skip-quality", action="store_true",
+    ap = parser(__doc__)
+    ap.add_argument("--parts", default="course,synthetic")
+    ap.add_argument("--rows", type=int, default=100_000)
+    ap.add_argument("--queries", type=int, default=100)
+    ap.add_argument("--funnel-queries", type=int, default=20)
+    ap.add_argument("--eval-cases", type=int, default=40)
+    ap.add_argument("--cf-cases", type=int, default=0, help="0: every case")
+    ap.add_argument("--render-only", action="store_true")
+    ap.add_argument("--skip-quality", action="store_true",
                         help="course part: re-measure cost only, keep the previous run's quality figures")
-    args = parser.parse_args()
+    args = ap.parse_args()
     command = "OMP_NUM_THREADS=1 python bench/backends.py " + " ".join(sys.argv[1:])
     PARTS.mkdir(exist_ok=True)
     if not args.render_only:
@@ -431,8 +420,7 @@ def main() -> None:
             finally:
                 if server is not None:
                     server.stop()
-    OUT.write_text(render(command))
-    print(OUT.read_text())
+    publish(OUT, render(command))
 
 
 if __name__ == "__main__":

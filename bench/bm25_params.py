@@ -11,35 +11,20 @@ is rebuilt per (k1, b). Lexical-only runs are cheap, so every judged query is us
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from _common import add_beir_flags, beir_folder, parser, publish
 
-from _report import publish  # noqa: E402
+from ragkit import Funnel, FunnelSettings
+from ragkit.evaluation import beir_index, doc_run, load_beir, score_run
+from ragkit.index import IndexSettings
+from ragkit.retrieval import BM25_PARAMS, SegmentedBM25
 
-from ragkit import Funnel, FunnelSettings  # noqa: E402
-from ragkit.evaluation import (
-    beir_index,  # noqa: E402
-    load_beir,  # noqa: E402
-    score_run,  # noqa: E402
-)
-from ragkit.evaluation.compare import _doc_run  # noqa: E402
-from ragkit.index import IndexSettings  # noqa: E402
-from ragkit.retrieval import BM25_PARAMS, SegmentedBM25  # noqa: E402
-
-SCIFACT = ROOT.parent / "shared" / "data" / "scifact-train"
 K1 = (0.9, 1.2, 1.5, 2.0)
 B = (0.4, 0.6, 0.75, 0.9)
-
-
-def folder(name: str, sets_dir: Path) -> Path:
-    """Where a set named on the command line lives."""
-    return SCIFACT if name == "scifact-train" else sets_dir / name
 
 
 def sweep(path: Path, name: str, cache: Path, embedder: str, max_queries: int,
@@ -59,7 +44,7 @@ def sweep(path: Path, name: str, cache: Path, embedder: str, max_queries: int,
                                      stemmer=snap.settings.bm25_stemmer,
                                      stopwords=snap.settings.bm25_stopwords, k1=k1, b=b)
         funnel = Funnel(snap, settings)
-        runs = {q: _doc_run(funnel.search(data.queries[q]), back) for q in qids}
+        runs = {q: doc_run(funnel.search(data.queries[q]), back) for q in qids}
         out[(k1, b)] = score_run(runs, qrels, ["ndcg@10"])["ndcg@10"]
         print(name, k1, b, round(out[(k1, b)], 4), flush=True)
     return len(qids), out
@@ -67,16 +52,13 @@ def sweep(path: Path, name: str, cache: Path, embedder: str, max_queries: int,
 
 def main(argv: list[str] | None = None) -> str:
     """Run the sweep and write the Markdown table (also returned)."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sets", nargs="*", default=["scifact-train", "pydoc", "ops-all"])
-    parser.add_argument("--embedder", default="bge")
-    parser.add_argument("--max-queries", type=int, default=0, help="0: every judged query")
-    parser.add_argument("--k1", type=float, nargs="*", default=list(K1))
-    parser.add_argument("--b", type=float, nargs="*", default=list(B))
-    parser.add_argument("--sets-dir", type=Path, default=ROOT / ".ragkit-cache" / "beir-sets")
-    parser.add_argument("--cache", type=Path, default=ROOT / ".ragkit-cache" / "beir")
-    parser.add_argument("--result", type=Path, default=ROOT / "bench" / "results" / "bm25_params.md")
-    args = parser.parse_args(argv)
+    ap = add_beir_flags(parser(__doc__, "bm25_params.md"))
+    ap.add_argument("--sets", nargs="*", default=["scifact-train", "pydoc", "ops-all"])
+    ap.add_argument("--embedder", default="bge")
+    ap.add_argument("--max-queries", type=int, default=0, help="0: every judged query")
+    ap.add_argument("--k1", type=float, nargs="*", default=list(K1))
+    ap.add_argument("--b", type=float, nargs="*", default=list(B))
+    args = ap.parse_args(argv)
     grid = [(k1, b) for k1 in args.k1 for b in args.b]
     default = (BM25_PARAMS["k1"].default, BM25_PARAMS["b"].default)
     lines = ["# BM25 k1 and b, swept (lexical retriever alone, nDCG@10)\n",
@@ -85,7 +67,7 @@ def main(argv: list[str] | None = None) -> str:
              f"(identifiers kept whole and split, English stemmer, stopwords). The default is "
              f"k1={default[0]}, b={default[1]}.\n"]
     for name in args.sets:
-        path = folder(name, args.sets_dir)
+        path = beir_folder(name, args.sets_dir)
         if not path.is_dir():
             lines.append(f"{name}: skipped ({path} is absent)\n")
             continue

@@ -13,16 +13,17 @@ Usage: python bench/build_beir_sets.py [--out .ragkit-cache/beir-sets]
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import inspect
 import json
 import re
-import sys
 import warnings
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from _common import DOCS, SETS_DIR, course_cases, parser
+
+from ragkit import load_corpus
+
 STDLIB = ["os", "os.path", "shutil", "pathlib", "json", "csv", "re", "string", "textwrap", "datetime",
           "calendar", "collections", "itertools", "functools", "operator", "math", "statistics",
           "random", "decimal", "fractions", "heapq", "bisect", "array", "copy", "pprint", "enum",
@@ -86,11 +87,8 @@ def build_pydoc(out: Path, limit: int = 3000) -> int:
 
 
 def build_ops(out: Path) -> dict[str, int]:
-    sys.path.insert(0, str(ROOT))
-    from ragkit import load_cases, load_corpus
-
-    docs, _ = load_corpus(ROOT / "datasets" / "opscorpus" / "docs")
-    cases = load_cases(ROOT / "datasets" / "opscorpus" / "cases.jsonl")
+    docs, _ = load_corpus(DOCS)
+    cases = course_cases()
     corpus = [{"_id": d.doc_id, "title": d.title, "text": d.text} for d in docs]
     counts = {}
     tags = sorted({t for c in cases if c.answerable for t in c.tags})
@@ -115,10 +113,10 @@ def _write(folder: Path, corpus, queries, qrels) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=ROOT / ".ragkit-cache" / "beir-sets")
-    parser.add_argument("--only", choices=["pydoc", "ops"], default=None)
-    args = parser.parse_args()
+    ap = parser(__doc__)
+    ap.add_argument("--out", type=Path, default=SETS_DIR)
+    ap.add_argument("--only", choices=["pydoc", "ops"], default=None)
+    args = ap.parse_args()
     if args.only in (None, "pydoc"):
         print("pydoc:", build_pydoc(args.out), "queries")
     if args.only in (None, "ops"):

@@ -14,18 +14,15 @@ Usage: python bench/corpus_recall.py [--card] [--width 50]
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from _common import ROOT, course_cases, parser, publish
 
-from ragkit import load_cases  # noqa: E402
-from ragkit.course import course_index  # noqa: E402
-from ragkit.evaluation import RETRIEVERS, candidate_recall  # noqa: E402
+from ragkit import Index
+from ragkit.course import course_index
+from ragkit.evaluation import RETRIEVERS, candidate_recall
 
 
 def table(result) -> str:
@@ -41,20 +38,14 @@ def table(result) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--width", type=int, default=50)
-    parser.add_argument("--card", action="store_true", help="also write the table into datasets/README.md")
-    parser.add_argument("--index", type=Path, default=None, help="index folder (default: course index)")
-    parser.add_argument("--result", type=Path, default=ROOT / "bench" / "results" / "corpus_recall.md")
-    args = parser.parse_args()
+    ap = parser(__doc__, "corpus_recall.md")
+    ap.add_argument("--width", type=int, default=50)
+    ap.add_argument("--card", action="store_true", help="also write the table into datasets/README.md")
+    ap.add_argument("--index", type=Path, default=None, help="index folder (default: course index)")
+    args = ap.parse_args()
     t = time.perf_counter()
-    cases = load_cases(ROOT / "datasets" / "opscorpus" / "cases.jsonl")
-    if args.index is not None:
-        from ragkit import Index
-
-        index = Index.load(args.index)
-    else:
-        index = course_index()
+    cases = course_cases()
+    index = Index.load(args.index) if args.index is not None else course_index()
     result = candidate_recall(index, cases, width=args.width)
     n = int(result.loc[("all", "rrf"), "cases"])
     body = table(result)
@@ -65,9 +56,7 @@ def main() -> None:
             f"set among the candidates) / item recall (mean share of evidence sections found).\n\n"
             f"{body}\n\nProduced by `{cmd}` in {time.perf_counter() - t:.0f}s on "
             f"{dt.date.today().isoformat()}.\n")
-    out = args.result
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(f"# Course corpus: candidate recall by category\n\n{text}")
+    publish(args.result, f"# Course corpus: candidate recall by category\n\n{text}", echo=False)
     print(text)
     if args.card:
         card = ROOT / "datasets" / "README.md"

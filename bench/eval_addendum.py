@@ -1,7 +1,7 @@
 """Figures derived from a saved bench/results/eval_<placement>.json/.csv without re-running.
 
 Reports faithfulness over delivered answers only, and counterfactual pass rates restricted to
-the cases the baseline answered correctly (the rules ragkit.evaluation.runner / ragkit.evaluation.counterfactuals
+the cases the baseline answered correctly (the rules of ragkit.evaluation's runner and counterfactuals
 apply since commit c4ff29f / b7c0c0f, for result files written before them). Appends an
 "Addendum" section to bench/results/eval_<placement>.md.
 
@@ -12,15 +12,13 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
 import pandas as pd
-
-ROOT = Path(__file__).resolve().parent.parent
+from _common import RESULTS, publish
 
 
 def addendum(placement: str) -> str:
-    base = ROOT / "bench" / "results" / f"eval_{placement}"
+    base = RESULTS / f"eval_{placement}"
     data = json.loads(base.with_suffix(".json").read_text())
     frame = pd.read_csv(base.with_suffix(".csv"))
     answered = frame[~frame["abstained"]]
@@ -39,7 +37,7 @@ def addendum(placement: str) -> str:
 if __name__ == "__main__":
     for placement in sys.argv[1:] or ["pipeline"]:
         text = addendum(placement)
-        md = ROOT / "bench" / "results" / f"eval_{placement}.md"
+        md = RESULTS / f"eval_{placement}.md"
         content = md.read_text()
-        md.write_text(content.split("\n## Addendum")[0].rstrip("\n") + "\n" + text)
+        publish(md, content.split("\n## Addendum")[0].rstrip("\n") + "\n" + text, echo=False)
         print(text)

@@ -7,7 +7,7 @@ deterministic sample with ``--cf-sample N``: every k-th case), computes the econ
 traces at p50/p95, checks ``datasets/gates.toml``, and writes ``bench/results/eval_<placement>.md``
 (report, gates, diagnosis, timings), ``.json`` (the whole report) and ``.csv`` (one row per case).
 
-One job per case (``ragkit.evaluation.runner.evaluate_full``): its runs at every placement and their
+One job per case (``ragkit.evaluation.evaluate_full``): its runs at every placement and their
 counterfactuals share one reranker-score cache in one process (each run still timed as with a
 cold cache), on ``--workers`` single-threaded processes; results are merged in case order.
 
@@ -32,26 +32,24 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from _common import RESULTS, ROOT, course_cases, evenly, parser, publish
 
-from ragkit import load_cases  # noqa: E402
-from ragkit.course import course_index  # noqa: E402
-from ragkit.evaluation import check_gates, diagnose, load_gates, report_figures  # noqa: E402
-from ragkit.evaluation.runner import evaluate_full  # noqa: E402
+from ragkit import agent_runner, evaluate
+from ragkit.course import course_index
+from ragkit.evaluation import (
+    check_gates,
+    diagnose,
+    evaluate_full,
+    load_gates,
+    report_figures,
+    run_counterfactuals,
+)
+from ragkit.models import get_reranker
 
 TAGS = ["all", "conflict", "identifier", "multi_hop", "temporal", "vocabulary_mismatch", "scoped",
         "injection", "story"]
 #: Columns that are measurements of time, not results: they may differ between two runs.
 TIMING_COLUMNS = ("seconds",)
-
-
-def spaced(items: list[Any], n: int) -> list[Any]:
-    """``n`` evenly spaced items (all when ``n`` is 0 or not smaller)."""
-    if not n or n >= len(items):
-        return list(items)
-    step = len(items) / n
-    return [items[int(i * step)] for i in range(n)]
 
 
 def comparable(row: dict[str, Any]) -> dict[str, Any]:
@@ -62,10 +60,6 @@ def comparable(row: dict[str, Any]) -> dict[str, Any]:
 
 def check(cases: list[Any], placements: list[str], workers: int) -> int:
     """Run ``cases`` with and without the speed-ups; print and count the differences."""
-    from ragkit import agent_runner, evaluate
-    from ragkit.evaluation import run_counterfactuals
-    from ragkit.models import get_reranker
-
     t = time.perf_counter()
     fast, _ = evaluate_full(cases, functools.partial(course_index, progress=False), placements=placements,
                             workers=workers)
@@ -120,27 +114,27 @@ def shown(path: Path) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--placements", default="pipeline,hybrid", help="comma-separated placements")
-    parser.add_argument("--placement", default="", help=argparse.SUPPRESS)  # the former single-placement flag
-    parser.add_argument("--workers", type=int, default=2, help="processes (default 2: both cores)")
-    parser.add_argument("--limit", type=int, default=0, help="only the first N cases (0 = all)")
-    parser.add_argument("--sample", type=int, default=0, help="only N evenly spaced cases (0 = all)")
-    parser.add_argument("--cf-sample", type=int, default=0, help="counterfactuals on N evenly spaced cases")
-    parser.add_argument("--no-cf", action="store_true", help="skip the counterfactuals")
-    parser.add_argument("--out-dir", type=Path, default=ROOT / "bench" / "results",
-                        help="folder for eval_<placement>.md/.json/.csv")
-    parser.add_argument("--check", type=int, default=0,
-                        help="only check N cases: identical results with and without the speed-ups")
-    args = parser.parse_args()
+    ap = parser(__doc__)
+    ap.add_argument("--placements", default="pipeline,hybrid", help="comma-separated placements")
+    ap.add_argument("--placement", default="", help=argparse.SUPPRESS)  # the former single-placement flag
+    ap.add_argument("--workers", type=int, default=2, help="processes (default 2: both cores)")
+    ap.add_argument("--limit", type=int, default=0, help="only the first N cases (0 = all)")
+    ap.add_argument("--sample", type=int, default=0, help="only N evenly spaced cases (0 = all)")
+    ap.add_argument("--cf-sample", type=int, default=0, help="counterfactuals on N evenly spaced cases")
+    ap.add_argument("--no-cf", action="store_true", help="skip the counterfactuals")
+    ap.add_argument("--out-dir", type=Path, default=RESULTS,
+                    help="folder for eval_<placement>.md/.json/.csv")
+    ap.add_argument("--check", type=int, default=0,
+                    help="only check N cases: identical results with and without the speed-ups")
+    args = ap.parse_args()
     placements = [p for p in (args.placement or args.placements).split(",") if p]
-    cases = load_cases(ROOT / "datasets" / "opscorpus" / "cases.jsonl")
+    cases = course_cases()
     if args.check:
-        sys.exit(1 if check(spaced(cases, args.check), placements, args.workers) else 0)
+        sys.exit(1 if check(evenly(cases, args.check), placements, args.workers) else 0)
     if args.limit:
         cases = cases[: args.limit]
-    cases = spaced(cases, args.sample)
-    cf_cases = [] if args.no_cf else spaced(cases, args.cf_sample)
+    cases = evenly(cases, args.sample)
+    cf_cases = [] if args.no_cf else evenly(cases, args.cf_sample)
     code = code_version()
     t0 = time.perf_counter()
     started = dt.datetime.now(dt.timezone.utc)
@@ -202,8 +196,7 @@ def main() -> None:
                for name, r in cf.results.items()] if cf else ["(not run)"]),
             "", f"Per-case rows: `{shown(out.with_suffix('.csv'))}`; "
             f"whole report: `{shown(out.with_suffix('.json'))}`.\n"])
-        out.with_suffix(".md").write_text(text)
-        print(text)
+        publish(out.with_suffix(".md"), text)
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""BM25 with pseudo-relevance feedback (RM3, :class:`ragkit.retrieval.lexical.Feedback`), on and off.
+"""BM25 with pseudo-relevance feedback (RM3, :class:`ragkit.retrieval.Feedback`), on and off.
 
 Two parts, nDCG@10 with documents scored by their best chunk, on each BEIR-format set's cached
 index (the one ``bench/quality.py`` and ``bench/bm25_params.py`` build, same names and settings):
@@ -15,37 +15,21 @@ index (the one ``bench/quality.py`` and ``bench/bm25_params.py`` build, same nam
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import os
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from _common import add_beir_flags, beir_folder, parser, publish
 
-from _report import publish  # noqa: E402
+from ragkit import Funnel, FunnelSettings
+from ragkit.evaluation import beir_index, doc_run, load_beir, score_run
+from ragkit.index import IndexSettings
+from ragkit.retrieval import Feedback
 
-from ragkit import Funnel, FunnelSettings  # noqa: E402
-from ragkit.evaluation import (
-    beir_index,  # noqa: E402
-    load_beir,  # noqa: E402
-    score_run,  # noqa: E402
-)
-from ragkit.evaluation.compare import _doc_run  # noqa: E402
-from ragkit.index import IndexSettings  # noqa: E402
-from ragkit.retrieval import Feedback  # noqa: E402
-
-SCIFACT = ROOT.parent / "shared" / "data" / "scifact-train"
 LEXICAL = FunnelSettings(retrievers=("lexical",), rerank_mode="none", candidates=100, deliver=1, expand=False)
 DEFAULT = FunnelSettings(candidates=100, deliver=1, expand=False)
-
-
-def folder(name: str, sets_dir: Path) -> Path:
-    """Where a set named on the command line lives."""
-    return SCIFACT if name == "scifact-train" else sets_dir / name
 
 
 def label(fb: Feedback | None) -> str:
@@ -59,7 +43,7 @@ def ndcg(snap: Any, settings: FunnelSettings, fb: Feedback | None, data: Any, ba
     snap.lexical.feedback = fb
     funnel = Funnel(snap, settings)
     t = time.process_time()
-    runs = {q: _doc_run(funnel.search(data.queries[q]), back) for q in qids}
+    runs = {q: doc_run(funnel.search(data.queries[q]), back) for q in qids}
     cpu = (time.process_time() - t) / max(1, len(qids))
     snap.lexical.feedback = None
     return score_run(runs, {q: data.qrels[q] for q in qids}, ["ndcg@10"])["ndcg@10"], cpu
@@ -67,19 +51,16 @@ def ndcg(snap: Any, settings: FunnelSettings, fb: Feedback | None, data: Any, ba
 
 def main(argv: list[str] | None = None) -> str:
     """Run both parts and write the Markdown tables (also returned)."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sets", nargs="*", default=["scifact-train", "pydoc", "ops-all"])
-    parser.add_argument("--embedder", default="bge")
-    parser.add_argument("--max-queries", type=int, default=0, help="lexical part; 0: every judged query")
-    parser.add_argument("--funnel-queries", nargs="*", default=["scifact-train:100", "80"],
+    ap = add_beir_flags(parser(__doc__, "feedback.md"))
+    ap.add_argument("--sets", nargs="*", default=["scifact-train", "pydoc", "ops-all"])
+    ap.add_argument("--embedder", default="bge")
+    ap.add_argument("--max-queries", type=int, default=0, help="lexical part; 0: every judged query")
+    ap.add_argument("--funnel-queries", nargs="*", default=["scifact-train:100", "80"],
                         help="NAME:N for one set, or N for the others; 0 skips the funnel part")
-    parser.add_argument("--docs", type=int, nargs="*", default=[5, 10])
-    parser.add_argument("--terms", type=int, nargs="*", default=[10, 20])
-    parser.add_argument("--orig-weight", type=float, nargs="*", default=[0.5, 0.7])
-    parser.add_argument("--sets-dir", type=Path, default=ROOT / ".ragkit-cache" / "beir-sets")
-    parser.add_argument("--cache", type=Path, default=ROOT / ".ragkit-cache" / "beir")
-    parser.add_argument("--result", type=Path, default=ROOT / "bench" / "results" / "feedback.md")
-    args = parser.parse_args(argv)
+    ap.add_argument("--docs", type=int, nargs="*", default=[5, 10])
+    ap.add_argument("--terms", type=int, nargs="*", default=[10, 20])
+    ap.add_argument("--orig-weight", type=float, nargs="*", default=[0.5, 0.7])
+    args = ap.parse_args(argv)
     funnel_n = {"*": 80}
     for item in args.funnel_queries:
         name, _, n = item.rpartition(":")
@@ -90,7 +71,7 @@ def main(argv: list[str] | None = None) -> str:
     lexical: dict[str, dict[str, float]] = {}
     lex_cpu: dict[str, dict[str, float]] = {}
     for name in args.sets:
-        path = folder(name, args.sets_dir)
+        path = beir_folder(name, args.sets_dir)
         if not path.is_dir():
             print(f"{name}: skipped ({path} is absent)")
             continue
@@ -115,7 +96,8 @@ def main(argv: list[str] | None = None) -> str:
              f"Command: `{threads}python bench/feedback.py {' '.join(cli)}` on "
              f"{dt.date.today().isoformat()} (load average {load:.1f} at the end); documents by their best "
              "chunk; each set's cached index (embedder "
-             f"`{args.embedder}`). Feedback: `ragkit.retrieval.lexical.Feedback(docs, terms, orig_weight)` set on the "
+             f"`{args.embedder}`). Feedback: `ragkit.retrieval.Feedback(docs, terms, orig_weight)` "
+             "set on the "
              "index's `SegmentedBM25` (`snapshot.lexical.feedback`); `off` is today's BM25.\n",
              "## BM25 alone (lexical retriever, no reranker)\n",
              "| setting | " + " | ".join(f"{n} ({len(loaded[n][3][: args.max_queries or None])} q)"

@@ -10,63 +10,35 @@ Usage: python bench/funnel_latency.py [--queries 40]
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import statistics
-import sys
 import tempfile
-import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from _common import course_cases, parser, pct, publish, timed
 
-from ragkit import (
-    Funnel,  # noqa: E402
-    Index,  # noqa: E402
-    chunk_documents,  # noqa: E402
-    load_cases,  # noqa: E402
-    load_corpus,  # noqa: E402
-)
-from ragkit.course import course_corpus  # noqa: E402
-from ragkit.models import get_embedder, get_reranker  # noqa: E402
-
-
-def pct(values: list[float], q: float) -> float:
-    values = sorted(values)
-    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
+from ragkit import Funnel, Index, chunk_documents, load_corpus
+from ragkit.course import course_corpus
+from ragkit.models import get_embedder, get_reranker
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--queries", type=int, default=40)
-    parser.add_argument("--corpus", type=Path, default=None, help="folder (default: course corpus)")
-    parser.add_argument("--result", type=Path, default=ROOT / "bench" / "results" / "funnel_latency.md")
-    args = parser.parse_args()
+    ap = parser(__doc__, "funnel_latency.md")
+    ap.add_argument("--queries", type=int, default=40)
+    ap.add_argument("--corpus", type=Path, default=None, help="folder (default: course corpus)")
+    args = ap.parse_args()
     build: dict[str, float] = {}
-    t = time.perf_counter()
-    get_embedder(), get_reranker()
-    build["load models"] = time.perf_counter() - t
-    t = time.perf_counter()
-    docs, _ = load_corpus(args.corpus or course_corpus())
-    build["load documents"] = time.perf_counter() - t
-    t = time.perf_counter()
-    chunks = chunk_documents(docs)
-    build["chunk"] = time.perf_counter() - t
-    t = time.perf_counter()
-    index = Index.build(docs)
-    build["index.build (chunk + embed + BM25 + faiss)"] = time.perf_counter() - t
+    build["load models"], _ = timed(lambda: (get_embedder(), get_reranker()))
+    build["load documents"], (docs, _) = timed(lambda: load_corpus(args.corpus or course_corpus()))
+    build["chunk"], chunks = timed(lambda: chunk_documents(docs))
+    build["index.build (chunk + embed + BM25 + faiss)"], index = timed(lambda: Index.build(docs))
     with tempfile.TemporaryDirectory() as tmp:
-        t = time.perf_counter()
-        index.save(Path(tmp) / "idx")
-        build["save"] = time.perf_counter() - t
-        t = time.perf_counter()
-        index = Index.load(Path(tmp) / "idx")
-        build["reopen (no re-encoding)"] = time.perf_counter() - t
+        build["save"], _ = timed(lambda: index.save(Path(tmp) / "idx"))
+        build["reopen (no re-encoding)"], index = timed(lambda: Index.load(Path(tmp) / "idx"))
     rows = sum(1 for c in chunks if c.kind == "chunk")
     funnel = Funnel(index)
     funnel.search("warm up", deliver=1)
-    cases = [c for c in load_cases(ROOT / "datasets" / "opscorpus" / "cases.jsonl") if c.answerable]
+    cases = course_cases(answerable=True)
     stages: dict[str, list[float]] = {}
     units: list[int] = []
     for case in cases[: args.queries]:
@@ -85,10 +57,7 @@ def main() -> None:
             + f"\n\nReranker work per query: median {statistics.median(units):.0f} token-units.\n\n"
             f"Produced by `python bench/funnel_latency.py --queries {args.queries}` on "
             f"{dt.date.today().isoformat()}, 2-core shared machine (noisy: compare medians).\n")
-    out = args.result
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text)
-    print(text)
+    publish(args.result, text)
 
 
 if __name__ == "__main__":

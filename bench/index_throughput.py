@@ -10,7 +10,6 @@ Usage: python bench/index_throughput.py [--sample 300] [--full bge] [--out .ragk
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import os
 import random
@@ -18,29 +17,21 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from _common import DOCS, parser, publish
 
-from _report import publish  # noqa: E402
-
-from ragkit import (
-    Index,  # noqa: E402
-    chunk_documents,  # noqa: E402
-    load_corpus,  # noqa: E402
-)
-from ragkit.index import IndexSettings  # noqa: E402
-from ragkit.models import get_embedder, workers  # noqa: E402
+from ragkit import Index, chunk_documents, load_corpus
+from ragkit.index import IndexSettings
+from ragkit.models import get_embedder, workers
 
 
 def main(argv: list[str] | None = None) -> str:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--corpus", type=Path, default=ROOT / "datasets" / "opscorpus" / "docs")
-    parser.add_argument("--embedders", nargs="*", default=["bge", "minilm"])
-    parser.add_argument("--sample", type=int, default=300, help="chunks encoded by every embedder")
-    parser.add_argument("--full", nargs="*", default=["bge"], help="embedders that build the whole index")
-    parser.add_argument("--out", type=Path, default=None, help="save each full index to OUT-<embedder>")
-    parser.add_argument("--result", type=Path, default=ROOT / "bench" / "results" / "index_throughput.md")
-    args = parser.parse_args(argv)
+    ap = parser(__doc__, "index_throughput.md")
+    ap.add_argument("--corpus", type=Path, default=DOCS)
+    ap.add_argument("--embedders", nargs="*", default=["bge", "minilm"])
+    ap.add_argument("--sample", type=int, default=300, help="chunks encoded by every embedder")
+    ap.add_argument("--full", nargs="*", default=["bge"], help="embedders that build the whole index")
+    ap.add_argument("--out", type=Path, default=None, help="save each full index to OUT-<embedder>")
+    args = ap.parse_args(argv)
     docs, _ = load_corpus(args.corpus)
     chunks = [c for c in chunk_documents(docs) if c.kind == "chunk"]
     rng = random.Random(0)

@@ -25,10 +25,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from _common import ROOT, parser, publish
 
-from _report import publish  # noqa: E402
+from ragkit.course import course_corpus
 
 
 def _child(mode: str, corpus: Path, uri: str, token: str, collection: str, actors: int) -> None:
@@ -102,20 +101,17 @@ def _name(corpus: Path) -> str:
 
 
 def main(argv: list[str] | None = None) -> str:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--corpus", type=Path, nargs="+", default=None,
+    ap = parser(__doc__, "ingest.md")
+    ap.add_argument("--corpus", type=Path, nargs="+", default=None,
                         help="default: the course corpus, then tests/fixtures/corpus (Ray's fixed cost)")
-    parser.add_argument("--repeats", type=int, default=1)
-    parser.add_argument("--actors", type=int, nargs="+", default=[1],
+    ap.add_argument("--repeats", type=int, default=1)
+    ap.add_argument("--actors", type=int, nargs="+", default=[1],
                         help="embedder actors: one Ray run per value")
-    parser.add_argument("--result", type=Path, default=ROOT / "bench" / "results" / "ingest.md")
-    parser.add_argument("--child", choices=["single", "ray"], help=argparse.SUPPRESS)
-    parser.add_argument("--uri", help=argparse.SUPPRESS)
-    parser.add_argument("--collection", help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
+    ap.add_argument("--child", choices=["single", "ray"], help=argparse.SUPPRESS)
+    ap.add_argument("--uri", help=argparse.SUPPRESS)
+    ap.add_argument("--collection", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
     if args.corpus is None:
-        from ragkit.course import course_corpus
-
         args.corpus = [course_corpus(), ROOT / "tests" / "fixtures" / "corpus"]
     if args.child:
         token = os.environ.get("RAGKIT_MILVUS_TOKEN", "")

@@ -13,7 +13,6 @@ Run from the repository root::
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import tempfile
@@ -22,8 +21,10 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from _common import ROOT, parser, publish
 
-ROOT = Path(__file__).resolve().parent.parent
+from ragkit import Index, load_corpus
+
 SHORTEN = 700
 
 CALLS: list[tuple[str, str, dict[str, Any]]] = [
@@ -78,18 +79,15 @@ def _trace_summary(result: Any) -> Any:
 
 
 def _fixture_index(folder: Path) -> Path:
-    from ragkit import Index, load_corpus
-
     docs, _ = load_corpus(ROOT / "tests" / "fixtures" / "corpus")
     return Index.build(docs).save(folder / "index")
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = parser(__doc__, "mcp_session.md", flag="--out")
     ap.add_argument("--index", type=Path, help="index folder (default: build one of tests/fixtures/corpus)")
     ap.add_argument("--tenant", default="acme")
     ap.add_argument("--groups", default="")
-    ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "mcp_session.md")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         index = a.index or _fixture_index(Path(tmp))
@@ -121,8 +119,7 @@ def main() -> None:
                   json.dumps(_shorten(body), indent=1, ensure_ascii=False), "```", "",
                   "`_meta[\"ragkit/trace\"]` (kept out of the model's view): `"
                   + json.dumps(_shorten(_trace_summary(result)), ensure_ascii=False) + "`", ""]
-    a.out.parent.mkdir(parents=True, exist_ok=True)
-    a.out.write_text("\n".join(lines), encoding="utf-8")
+    publish(a.out, "\n".join(lines), echo=False)
     print(a.out)
 
 

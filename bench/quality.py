@@ -16,7 +16,6 @@ Usage: python bench/quality.py [--sets scifact-train pydoc ops-all] [--embedders
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import json
 import sys
@@ -24,19 +23,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from _common import add_beir_flags, beir_folder, parser, publish
 
-from _report import publish  # noqa: E402
+from ragkit import Index
+from ragkit.evaluation import ABLATIONS, evaluate_beir, load_beir
+from ragkit.index import IndexSettings
+from ragkit.models import get_embedder
 
-from ragkit.evaluation import (  # noqa: E402
-    ABLATIONS,
-    evaluate_beir,
-    load_beir,  # noqa: E402
-)
-from ragkit.index import IndexSettings  # noqa: E402
-
-SCIFACT = ROOT.parent / "shared" / "data" / "scifact-train"
 SETS = ("scifact-train", "pydoc", "ops-all", "ops-multi_hop", "ops-vocabulary_mismatch")
 
 #: Variants of the funnel (settings overrides) measured beside the ablations.
@@ -70,8 +63,6 @@ class ReusedVectors:
     """
 
     def __init__(self, index_path: Path, model: Any) -> None:
-        from ragkit import Index
-
         index = Index.load(index_path)
         self.name, self.version, self.dim = model.name, model.version, model.dim
         self.model = model
@@ -91,27 +82,20 @@ class ReusedVectors:
         return self.model.encode_queries(queries)
 
 
-def folder(name: str, sets_dir: Path) -> Path:
-    return SCIFACT if name == "scifact-train" else sets_dir / name
-
-
 def main(argv: list[str] | None = None) -> str:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sets", nargs="*", default=list(SETS))
-    parser.add_argument("--embedders", nargs="*", default=["bge"])
-    parser.add_argument("--variants", nargs="*", default=list(VARIANTS))
-    parser.add_argument("--max-queries", type=int, default=200)
-    parser.add_argument("--sets-dir", type=Path, default=ROOT / ".ragkit-cache" / "beir-sets")
-    parser.add_argument("--cache", type=Path, default=ROOT / ".ragkit-cache" / "beir")
-    parser.add_argument("--reuse-index", type=Path, default=None,
+    ap = add_beir_flags(parser(__doc__, "quality.md"))
+    ap.add_argument("--sets", nargs="*", default=list(SETS))
+    ap.add_argument("--embedders", nargs="*", default=["bge"])
+    ap.add_argument("--variants", nargs="*", default=list(VARIANTS))
+    ap.add_argument("--max-queries", type=int, default=200)
+    ap.add_argument("--reuse-index", type=Path, default=None,
                         help="take ops-* corpus vectors from this course index (same embedder)")
-    parser.add_argument("--result", type=Path, default=ROOT / "bench" / "results" / "quality.md")
-    args = parser.parse_args(argv)
+    args = ap.parse_args(argv)
     methods = {**ABLATIONS, **{v: VARIANTS[v] for v in args.variants}}
     table: dict[tuple[str, str], dict[str, dict[str, float]]] = {}
     notes = []
     for set_name in args.sets:
-        path = folder(set_name, args.sets_dir)
+        path = beir_folder(set_name, args.sets_dir)
         if not path.is_dir():
             notes.append(f"{set_name}: skipped ({path} is absent)")
             continue
@@ -121,8 +105,6 @@ def main(argv: list[str] | None = None) -> str:
             t = time.perf_counter()
             reuse = None
             if args.reuse_index is not None and set_name.startswith("ops-"):
-                from ragkit.models import get_embedder
-
                 reuse = ReusedVectors(args.reuse_index, get_embedder(emb))
             report = evaluate_beir(data, name=f"{set_name}-{emb}", cache_dir=args.cache, embedder=reuse,
                                    index_settings=IndexSettings(embedder=emb), methods=methods,
@@ -161,7 +143,8 @@ def main(argv: list[str] | None = None) -> str:
     cmd = "python bench/quality.py " + " ".join(argv if argv is not None else sys.argv[1:])
     text = ("# Funnel quality on BEIR-format sets: ablations and variants\n\n"
             "nDCG@10 (bold: best on the set); documents scored by their best chunk; every method is the "
-            "same Funnel with settings changed (`ragkit.evaluation.compare`). `default` = FunnelSettings() as "
+            "same Funnel with settings changed (`ragkit.evaluation.compare`). `default` = FunnelSettings() "
+            "as "
             f"committed; variants change settings from it: {legend}. "
             + (f"First {args.max_queries} judged queries of each set (sorted by id).\n\n" if args.max_queries
                else "All judged queries of each set.\n\n") + "\n".join(lines) + "\n\n## Checks\n\n"

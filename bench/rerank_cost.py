@@ -16,9 +16,7 @@ Usage: python bench/rerank_cost.py [--index .ragkit-cache/index-course] [--laten
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
-import functools
 import json
 import os
 import statistics
@@ -27,19 +25,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from _common import CASES, COURSE_INDEX, found, meter, parser, pct, publish
 
-from _report import publish  # noqa: E402
-
-from ragkit import (  # noqa: E402
-    Funnel,
-    FunnelSettings,
-    Index,  # noqa: E402
-    load_cases,  # noqa: E402
-)
-from ragkit.core import snapshot_filters  # noqa: E402
-from ragkit.models import Reranker, get_reranker, workers  # noqa: E402
+from ragkit import Funnel, FunnelSettings, Index, load_cases
+from ragkit.core import snapshot_filters
+from ragkit.models import Reranker, bundled_reranker_path, feed, get_reranker, workers
 
 #: (label, FunnelSettings overrides); the first stage is the same for all.
 OPTIONS: list[tuple[str, dict[str, Any]]] = [
@@ -64,8 +54,6 @@ class SerialReranker(Reranker):
     def __init__(self, base: Reranker, threads: int) -> None:
         import onnxruntime as ort
 
-        from ragkit.models import bundled_reranker_path
-
         options = ort.SessionOptions()
         options.intra_op_num_threads = threads
         options.log_severity_level = 3
@@ -77,54 +65,24 @@ class SerialReranker(Reranker):
     def _score_uncached(self, query: str, passages: list[str], length: int, batch_size: int | None) -> Any:
         import numpy as np
 
-        from ragkit.models.bundled import _feed
-
         encs = self._encode_pairs(query, passages, length)
-        return np.array([self._session.run(None, _feed(e))[0].reshape(-1)[0] for e in encs], dtype=np.float32)
-
-
-def _meter(reranker: Any, total: list[float]) -> None:
-    """Add the CPU seconds of every ``reranker.score`` call to ``total[0]``."""
-    inner = reranker.score
-
-    @functools.wraps(inner)
-    def score(*args: Any, **kwargs: Any) -> Any:
-        c = time.process_time()
-        try:
-            return inner(*args, **kwargs)
-        finally:
-            total[0] += time.process_time() - c
-
-    reranker.score = score
-
-
-def pct(values: list[float], q: float) -> float:
-    values = sorted(values)
-    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
-
-
-def found(index: Any, result: Any, case: Any) -> float:
-    """Share of the case's evidence items (doc id, section anchor) among the delivered hits."""
-    need = {(e.doc_id, e.anchor) for e in case.evidence}
-    got = {(index.rows[h.row].doc_id, index.rows[h.row].anchor) for h in result.hits}
-    return len(need & got) / len(need)
+        return np.array([self._session.run(None, feed(e))[0].reshape(-1)[0] for e in encs], dtype=np.float32)
 
 
 def main(argv: list[str] | None = None) -> str:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--index", type=Path, default=ROOT / ".ragkit-cache" / "index-course")
-    parser.add_argument("--cases", type=Path, default=ROOT / "datasets" / "opscorpus" / "cases.jsonl")
-    parser.add_argument("--max-cases", type=int, default=None)
-    parser.add_argument("--latency-queries", type=int, default=40)
-    parser.add_argument("--deliver", type=int, default=FunnelSettings().deliver)
-    parser.add_argument("--options", nargs="*", default=None, help="run only these option labels")
-    parser.add_argument("--serial-baseline", action="store_true",
+    ap = parser(__doc__, "rerank_cost.md")
+    ap.add_argument("--index", type=Path, default=COURSE_INDEX)
+    ap.add_argument("--cases", type=Path, default=CASES)
+    ap.add_argument("--max-cases", type=int, default=None)
+    ap.add_argument("--latency-queries", type=int, default=40)
+    ap.add_argument("--deliver", type=int, default=FunnelSettings().deliver)
+    ap.add_argument("--options", nargs="*", default=None, help="run only these option labels")
+    ap.add_argument("--serial-baseline", action="store_true",
                         help="also time the former serial reranker (2 intra-op threads) at depth 30")
-    parser.add_argument("--quality-from", type=Path, default=None,
+    ap.add_argument("--quality-from", type=Path, default=None,
                         help="read the quality pass from this JSON ({option: [set, item]}), skip it here")
-    parser.add_argument("--dump-quality", type=Path, default=None, help="write the quality pass as JSON here")
-    parser.add_argument("--result", type=Path, default=ROOT / "bench" / "results" / "rerank_cost.md")
-    args = parser.parse_args(argv)
+    ap.add_argument("--dump-quality", type=Path, default=None, help="write the quality pass as JSON here")
+    args = ap.parse_args(argv)
     index = Index.load(args.index)
     reranker = get_reranker()
     funnel = Funnel(index, reranker=reranker)
@@ -155,7 +113,7 @@ def main(argv: list[str] | None = None) -> str:
     est_ms: dict[str, list[float]] = {label: [] for label, _ in timed}
     rerank_cpu = [0.0]
     for f in {id(f): f for f in funnels.values()}.values():
-        _meter(f.reranker, rerank_cpu)
+        meter(f.reranker, rerank_cpu)
     units: dict[str, list[int]] = {label: [] for label, _ in timed}
     for i, (task, sc, fl) in enumerate(calls[: args.latency_queries]):
         for j in range(len(timed)):

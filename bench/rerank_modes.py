@@ -12,22 +12,14 @@ Usage: python bench/rerank_modes.py [--max-queries 200]
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from _common import ROOT, add_beir_flags, parser, publish
 
-from ragkit.evaluation import (  # noqa: E402
-    ABLATIONS,
-    evaluate_beir,
-    format_table,
-    load_beir,  # noqa: E402
-)
+from ragkit.evaluation import ABLATIONS, evaluate_beir, format_table, load_beir
 
 SETS = ("pydoc", "ops-all", "ops-vocabulary_mismatch", "ops-multi_hop")
 #: other (first stage : reranker) weightings of rerank_mode="rrf", as funnel settings
@@ -35,13 +27,11 @@ WEIGHTS = {"rerank_rrf_w1:1": {"rerank_weight": 1.0}, "rerank_rrf_w2:1": {"reran
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--max-queries", type=int, default=200)
-    parser.add_argument("--sets", nargs="*", default=list(SETS))
-    parser.add_argument("--sets-dir", type=Path, default=ROOT / ".ragkit-cache" / "beir-sets")
-    parser.add_argument("--no-build", action="store_true", help="use the sets already in --sets-dir")
-    parser.add_argument("--result", type=Path, default=ROOT / "bench" / "results" / "rerank_modes.md")
-    args = parser.parse_args()
+    ap = add_beir_flags(parser(__doc__, "rerank_modes.md"))
+    ap.add_argument("--max-queries", type=int, default=200)
+    ap.add_argument("--sets", nargs="*", default=list(SETS))
+    ap.add_argument("--no-build", action="store_true", help="use the sets already in --sets-dir")
+    args = ap.parse_args()
     base = args.sets_dir
     if not args.no_build:
         subprocess.run([sys.executable, str(ROOT / "bench" / "build_beir_sets.py"), "--out", str(base)],
@@ -52,7 +42,7 @@ def main() -> None:
         t = time.perf_counter()
         data = load_beir(base / name)
         report = evaluate_beir(data, name=name, candidates=100, max_queries=args.max_queries,
-                               cache_dir=ROOT / ".ragkit-cache" / "beir", methods={**ABLATIONS, **WEIGHTS},
+                               cache_dir=args.cache, methods={**ABLATIONS, **WEIGHTS},
                                progress=False, log=lambda m: print(m, file=sys.stderr))
         took = time.perf_counter() - t
         sections.append(f"### {name} ({len(data.corpus)} documents)\n\n```\n{format_table(report)}\n```\n"
@@ -70,16 +60,14 @@ def main() -> None:
     cmd = "python bench/rerank_modes.py" + (f" --max-queries {args.max_queries}")
     text = ("# How the reranker meets the first stage\n\n"
             "nDCG@10 per set (bold: best on that set), every method a setting of the same Funnel "
-            "(`ragkit.evaluation.compare`), documents scored by their best chunk. `rerank` = the reranked head in "
+            "(`ragkit.evaluation.compare`), documents scored by their best chunk. `rerank` = the reranked "
+            "head in "
             "cross-encoder order; `default` = the funnel's defaults (RRF of the first-stage rank and the "
             "cross-encoder rank, 1:2); `rerank_rrf_wA:B` other weightings, first stage : reranker.\n\n"
             + "\n".join(table) + "\n\n## Per set\n\n" + "\n".join(sections)
             + f"\nProduced by `{cmd}` on {dt.date.today().isoformat()} (2-core shared machine; "
             "latencies are medians per query and noisy).\n")
-    out = args.result
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(text)
-    print(text)
+    publish(args.result, text)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,6 @@ Usage: python bench/rerankers.py [--sets scifact-train pydoc ops-all] [--options
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import os
 import subprocess
@@ -27,21 +26,24 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from _report import publish  # noqa: E402
-
-sys.path.insert(0, str(ROOT / "bench"))
-
-from quality import folder  # noqa: E402
-from rerank_cost import _meter, found  # noqa: E402
-
-from ragkit.evaluation import (
-    evaluate_beir,  # noqa: E402
-    load_beir,  # noqa: E402
+from _common import (
+    CASES,
+    COURSE_INDEX,
+    add_beir_flags,
+    beir_folder,
+    course_cases,
+    found,
+    meter,
+    parser,
+    publish,
 )
-from ragkit.index import IndexSettings  # noqa: E402
+
+from ragkit import Funnel, Index
+from ragkit.core import snapshot_filters
+from ragkit.evaluation import evaluate_beir, load_beir
+from ragkit.index import IndexSettings
+from ragkit.models import get_reranker
+from ragkit.retrieval import get_colbert
 
 #: label -> (reranker kind, pair length in tokens)
 OPTIONS: dict[str, tuple[str, int]] = {
@@ -56,11 +58,7 @@ MODES = ("rerank", "rrf")
 def load(kind: str) -> Any:
     """The reranker of ``kind`` (``cross-encoder`` or ``colbert``), with its score cache."""
     if kind == "colbert":
-        from ragkit.retrieval import get_colbert
-
         return get_colbert()
-    from ragkit.models import get_reranker
-
     return get_reranker()
 
 
@@ -72,7 +70,7 @@ def metered(kind: str) -> tuple[Any, list[float]]:
         reranker.cache.clear()
     total = [0.0]
     if not hasattr(reranker, "_rerankers_meter"):
-        _meter(reranker, total)
+        meter(reranker, total)
         reranker._rerankers_meter = total
     total = reranker._rerankers_meter
     total[0] = 0.0
@@ -103,11 +101,8 @@ def beir_rows(set_name: str, path: Path, queries: int, options: list[str], cache
 def course_rows(index_path: Path, cases_path: Path, max_cases: int | None, deliver: int,
                 options: list[str]) -> tuple[int, dict[str, tuple[float, float, float]]]:
     """Case recall and item recall at ``deliver`` on the course corpus, and rerank CPU ms per case."""
-    from ragkit import Funnel, Index, load_cases
-    from ragkit.core import snapshot_filters
-
     index = Index.load(index_path)
-    cases = [c for c in load_cases(cases_path) if c.answerable][:max_cases]
+    cases = course_cases(cases_path, answerable=True)[:max_cases]
     calls = [(c.task, c.caller, snapshot_filters(c.as_of)) for c in cases]
     rows: dict[str, tuple[float, float, float]] = {}
 
@@ -137,27 +132,24 @@ def uptime() -> str:
 
 
 def main(argv: list[str] | None = None) -> str:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sets", nargs="*", default=["scifact-train", "pydoc", "ops-all"])
-    parser.add_argument("--options", nargs="*", default=["ce256", "ce512", "colbert256"],
-                        choices=list(OPTIONS))
-    parser.add_argument("--scifact-queries", type=int, default=100)
-    parser.add_argument("--max-queries", type=int, default=80, help="queries of the other sets")
-    parser.add_argument("--sets-dir", type=Path, default=ROOT / ".ragkit-cache" / "beir-sets")
-    parser.add_argument("--cache", type=Path, default=ROOT / ".ragkit-cache" / "beir")
-    parser.add_argument("--course-index", type=Path, default=ROOT / ".ragkit-cache" / "index-course")
-    parser.add_argument("--cases", type=Path, default=ROOT / "datasets" / "opscorpus" / "cases.jsonl")
-    parser.add_argument("--max-cases", type=int, default=None)
-    parser.add_argument("--course-options", nargs="*", default=["ce256", "colbert256"], choices=list(OPTIONS))
-    parser.add_argument("--deliver", type=int, default=4)
-    parser.add_argument("--result", type=Path, default=ROOT / "bench" / "results" / "rerankers.md")
-    args = parser.parse_args(argv)
+    ap = add_beir_flags(parser(__doc__, "rerankers.md"))
+    ap.add_argument("--sets", nargs="*", default=["scifact-train", "pydoc", "ops-all"])
+    ap.add_argument("--options", nargs="*", default=["ce256", "ce512", "colbert256"],
+                    choices=list(OPTIONS))
+    ap.add_argument("--scifact-queries", type=int, default=100)
+    ap.add_argument("--max-queries", type=int, default=80, help="queries of the other sets")
+    ap.add_argument("--course-index", type=Path, default=COURSE_INDEX)
+    ap.add_argument("--cases", type=Path, default=CASES)
+    ap.add_argument("--max-cases", type=int, default=None)
+    ap.add_argument("--course-options", nargs="*", default=["ce256", "colbert256"], choices=list(OPTIONS))
+    ap.add_argument("--deliver", type=int, default=4)
+    args = ap.parse_args(argv)
     load_before = uptime()
     start = time.perf_counter()
     sets: dict[str, dict[str, Any]] = {}
     notes = []
     for set_name in args.sets:
-        path = folder(set_name, args.sets_dir)
+        path = beir_folder(set_name, args.sets_dir)
         if not path.is_dir():
             notes.append(f"{set_name}: skipped ({path} is absent)")
             continue
@@ -194,7 +186,8 @@ def main(argv: list[str] | None = None) -> str:
     legend = "; ".join(f"`{k}` = {kind} at {tok} tokens" for k, (kind, tok) in OPTIONS.items()
                        if k in args.options or k in args.course_options)
     text = ("# Second stages: cross-encoder at 256 / 512 tokens vs ColBERT (MaxSim), quality and CPU\n\n"
-            f"{legend}. nDCG@10 over documents (best chunk) through the real Funnel (`ragkit.evaluation.compare`); "
+            f"{legend}. nDCG@10 over documents (best chunk) through the real Funnel "
+            "(`ragkit.evaluation.compare`); "
             "`rerank` = reranker order alone, `rrf` = the default fusion 1:1 with the first stage. "
             "CPU ms/query: "
             "`time.process_time` around the second stage's `score` calls (all threads; score cache cleared "

@@ -12,28 +12,13 @@ set (doc ids) and the reason of every rejected source. Writes
 
 from __future__ import annotations
 
-import argparse
-import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from _common import course_cases, parser, publish
 
-from ragkit import (  # noqa: E402
-    DecisionRecord,  # noqa: E402
-    Evidence,
-    Scope,  # noqa: E402
-    load_cases,  # noqa: E402
-    resolve,
-)
-from ragkit.course import course_documents  # noqa: E402
-from ragkit.evaluation import (  # noqa: E402
-    TAGS,  # noqa: E402
-    agreement_table,
-    compare,
-    resolve_case,
-)
+from ragkit import DecisionRecord, Evidence, Scope, resolve
+from ragkit.course import course_documents
+from ragkit.evaluation import TAGS, agreement
 
 STORY = [
     ("ops-2987-c3", "top"),
@@ -52,17 +37,16 @@ def story_record(docs: dict, as_of: str) -> DecisionRecord:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--all", action="store_true", help="every answerable case, not only conflict-tagged")
-    parser.add_argument("--out", default=str(ROOT / "bench" / "results" / "resolution_agreement.md"))
-    args = parser.parse_args()
+    ap = parser(__doc__, "resolution_agreement.md", flag="--out")
+    ap.add_argument("--all", action="store_true", help="every answerable case, not only conflict-tagged")
+    args = ap.parse_args()
     t0 = time.perf_counter()
     docs = {d.doc_id: d for d in course_documents()[0]}
-    cases = load_cases(ROOT / "datasets" / "opscorpus" / "cases.jsonl")
+    cases = course_cases()
     chosen = [c for c in cases if (c.answerable if args.all else "conflict" in c.tags)]
-    results = [compare(c, resolve_case(c, docs)) for c in chosen]
+    results = [agreement.compare_record(c, agreement.resolve_case(c, docs)) for c in chosen]
     seconds = time.perf_counter() - t0
-    table = agreement_table(results, list(TAGS))
+    table = agreement.agreement_table(results, list(TAGS))
     which = "answerable" if args.all else "conflict-tagged"
     lines = [
         "# Evidence resolution: agreement with the bundled cases",
@@ -95,7 +79,7 @@ def main() -> int:
         ]
         for day in ("2026-01-19", "2026-01-12"):
             lines += ["```text", str(story_record(docs, day)), "```", ""]
-        others = [compare(c, resolve_case(c, docs)) for c in cases if c.answerable]
+        others = [agreement.compare_record(c, agreement.resolve_case(c, docs)) for c in cases if c.answerable]
         lines += [
             "",
             "## For reference: every answerable case",
@@ -104,10 +88,10 @@ def main() -> int:
             "vocabulary-mismatch, multi-hop and scoped cases). "
             "Not a bar; `python bench/resolution_agreement.py --all` lists each disagreement.",
             "",
-            agreement_table(others, list(TAGS)),
+            agreement.agreement_table(others, list(TAGS)),
         ]
         una = [c for c in cases if not c.answerable]
-        decided = [(c, r) for c in una if (r := resolve_case(c, docs)).status == "decided"]
+        decided = [(c, r) for c in una if (r := agreement.resolve_case(c, docs)).status == "decided"]
         lines += [
             "",
             f"Unanswerable cases ({len(una)}; evidence handed in = their near-evidence): resolve says "
@@ -122,13 +106,13 @@ def main() -> int:
         ]
         lines += [
             "",
-            "Caveat: the question-reading rules (`ragkit.text.values.asked_forms`, the causal cues and identifier "
-            "shapes) were refined while looking at these bundled cases, so the tables above are not a "
-            "held-out measurement.",
+            "Caveat: the question-reading rules (`ragkit.text.values.asked_forms`, the causal cues and "
+            "identifier shapes) were refined while looking at these bundled cases, so the tables above are "
+            "not a held-out measurement.",
         ]
     text = "\n".join(lines) + "\n"
     if not args.all:
-        Path(args.out).write_text(text, encoding="utf-8")
+        publish(args.out, text, echo=False)
     print(text)
     return 0
 

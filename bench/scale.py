@@ -8,7 +8,7 @@ perturbed corpus vectors. No model is run: the figures measure the retrieval str
 
 Parts (``--parts``, each writes its own rows; results of several runs are merged):
 
-* ``lexical``: ragkit's index scorer (:class:`~ragkit.retrieval.lexical.SegmentedBM25`, what
+* ``lexical``: ragkit's index scorer (:class:`~ragkit.retrieval.SegmentedBM25`, what
   ``Index.search_lexical`` runs) searched with a scope mask allowing a random half of the rows,
   against raw ``bm25s`` on the same tokens (``get_scores`` + top-k, no mask), and ``rank_bm25``
   (only up to ``--rank-bm25-max`` rows: it is pure Python). ragkit keeps each term's weights for
@@ -28,7 +28,6 @@ Usage: python bench/scale.py [--sizes 10000 100000] [--parts lexical dense index
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import gc
 import json
@@ -43,11 +42,19 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _common import ROOT, parser, publish, timed
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from ragkit.retrieval import EF_CONSTRUCTION, EF_SEARCH, HNSW_M, HNSW_MIN_ROWS, DenseRetriever  # noqa: E402
+from ragkit import Chunk, Document, Envelope, Index
+from ragkit.index import FORMAT_VERSION, IndexSettings, new_manifest
+from ragkit.retrieval import (
+    EF_CONSTRUCTION,
+    EF_SEARCH,
+    HNSW_M,
+    HNSW_MIN_ROWS,
+    DenseRetriever,
+    Postings,
+    SegmentedBM25,
+)
 
 DIM = 384
 
@@ -83,21 +90,21 @@ def texts(n: int, vocab: list[str], rng: np.random.Generator, lo: int, hi: int) 
     return out
 
 
-def pct(values: list[float], q: float) -> float:
+def percentile(values: list[float], q: float) -> float:
+    """numpy's interpolated percentile ``q`` (0 to 100) of ``values``; NaN when there are none."""
     return float(np.percentile(values, q)) if values else float("nan")
 
 
-def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
-    t = time.perf_counter()
-    out = fn()
-    return (time.perf_counter() - t) * 1000, out
+def timed_ms(fn: Callable[[], Any]) -> tuple[float, Any]:
+    """Call ``fn()``; return the milliseconds it took and its result."""
+    seconds, out = timed(fn)
+    return seconds * 1000, out
 
 
 def lexical(n: int, queries: int, rank_bm25_max: int, rng: np.random.Generator,
             rounds_n: int = 5) -> dict[str, float]:
     import bm25s
 
-    from ragkit.retrieval import Postings, SegmentedBM25
 
     vocab = vocabulary(50_000, rng)
     corpus = texts(n, vocab, rng, 60, 100)
@@ -117,7 +124,7 @@ def lexical(n: int, queries: int, rank_bm25_max: int, rng: np.random.Generator,
     agree = []
     for q in qs:  # cold: the per-term weights of this snapshot are recomputed for every query
         ours.clear_cache()
-        ms_cold.append(timed(lambda q=q: ours.search(q, 50, mask))[0])
+        ms_cold.append(timed_ms(lambda q=q: ours.search(q, 50, mask))[0])
     ours.clear_cache()
 
     def raw_top(q: str, model: Any) -> np.ndarray:
@@ -129,22 +136,22 @@ def lexical(n: int, queries: int, rank_bm25_max: int, rng: np.random.Generator,
     for r in range(rounds_n):  # side by side, same queries, in one loop; the whole loop repeated
         ms_warm, ms_raw = [], []
         for q in qs:
-            ms_warm.append(timed(lambda q=q: ours.search(q, 50, mask))[0])
-            ms, top = timed(lambda q=q: raw_top(q, raw))
+            ms_warm.append(timed_ms(lambda q=q: ours.search(q, 50, mask))[0])
+            ms, top = timed_ms(lambda q=q: raw_top(q, raw))
             ms_raw.append(ms)
             if r == 0:
                 unmasked = ours.search(q, 10)
                 agree.append(len(set(unmasked.ids) & set(top[:10].tolist()))
                              / max(1, min(10, len(unmasked.ids))))
         rounds.append((ms_warm, ms_raw))
-    ratios = sorted(pct(w, 50) / pct(b, 50) for w, b in rounds)
+    ratios = sorted(percentile(w, 50) / percentile(b, 50) for w, b in rounds)
     ms_warm = [x for w, _ in rounds for x in w]
     ms_raw = [x for _, b in rounds for x in b]
-    out["ragkit p50 ms (half mask)"] = pct(ms_warm, 50)
-    out["ragkit p95 ms (half mask)"] = pct(ms_warm, 95)
-    out["ragkit cold p50 ms (half mask)"] = pct(ms_cold, 50)
-    out["bm25s p50 ms"] = pct(ms_raw, 50)
-    out["bm25s p95 ms"] = pct(ms_raw, 95)
+    out["ragkit p50 ms (half mask)"] = percentile(ms_warm, 50)
+    out["ragkit p95 ms (half mask)"] = percentile(ms_warm, 95)
+    out["ragkit cold p50 ms (half mask)"] = percentile(ms_cold, 50)
+    out["bm25s p50 ms"] = percentile(ms_raw, 50)
+    out["bm25s p95 ms"] = percentile(ms_raw, 95)
     out["ratio ragkit/bm25s p50"] = float(np.median(ratios))
     out["ratio ragkit/bm25s p50, lowest round"] = ratios[0]
     out["ratio ragkit/bm25s p50, highest round"] = ratios[-1]
@@ -160,8 +167,8 @@ def lexical(n: int, queries: int, rank_bm25_max: int, rng: np.random.Generator,
         model = BM25Okapi(corpus, k1=1.5, b=0.75)
         out["rank_bm25 build s"] = time.perf_counter() - t
         for q in qs[:20]:
-            ms_rank.append(timed(lambda q=q: np.argsort(-model.get_scores(q.split()))[:50])[0])
-        out["rank_bm25 p50 ms (20 q)"] = pct(ms_rank, 50)
+            ms_rank.append(timed_ms(lambda q=q: np.argsort(-model.get_scores(q.split()))[:50])[0])
+        out["rank_bm25 p50 ms (20 q)"] = percentile(ms_rank, 50)
     return out
 
 
@@ -217,14 +224,14 @@ def dense(n: int, queries: int, latency_queries: int, seed: int, cache: Path | N
         timed_q = qv[:latency_queries] if kind == "flat" else qv
         ms, ids = [], []
         for q in timed_q:
-            took, r = timed(lambda q=q, dr=retriever: dr.search("q", 10, query_vector=q))
+            took, r = timed_ms(lambda q=q, dr=retriever: dr.search("q", 10, query_vector=q))
             ms.append(took)
             ids.append(r.ids)
-        out[f"{kind} p50 ms"] = pct(ms, 50)
-        out[f"{kind} p95 ms"] = pct(ms, 95)
-        masked = [timed(lambda q=q, dr=retriever: dr.search("q", 10, mask, query_vector=q))[0]
+        out[f"{kind} p50 ms"] = percentile(ms, 50)
+        out[f"{kind} p95 ms"] = percentile(ms, 95)
+        masked = [timed_ms(lambda q=q, dr=retriever: dr.search("q", 10, mask, query_vector=q))[0]
                   for q in qv[:latency_queries]]
-        out[f"{kind} p50 ms (half mask)"] = pct(masked, 50)
+        out[f"{kind} p50 ms (half mask)"] = percentile(masked, 50)
         if kind == "hnsw":
             assert exact_ids is not None
             out["hnsw recall@10 vs exact"] = float(np.mean(
@@ -258,7 +265,6 @@ class LookupEmbedder:
 
 def synthetic_index_inputs(n: int, queries: int, seed: int) -> tuple[list[Any], list[Any], np.ndarray,
                                                                       list[str], np.ndarray]:
-    from ragkit import Chunk, Document, Envelope
 
     rng = np.random.default_rng(seed)
     vocab = vocabulary(50_000, rng)
@@ -295,19 +301,19 @@ def search_latencies(index: Any, qs: list[str], mask: np.ndarray) -> dict[str, f
         snap.search_lexical(q, 50, None)
         return (time.perf_counter() - t) * 1000
 
-    out["BM25 cold p50 ms"] = pct([cold(q) for q in qs], 50)
+    out["BM25 cold p50 ms"] = percentile([cold(q) for q in qs], 50)
     snap.lexical.clear_cache()
     for name, fn in (("BM25", snap.search_lexical), ("dense", snap.search_dense)):
         ms, cpu = [], []
         for q in qs:
             c = time.thread_time()
-            ms.append(timed(lambda q=q, fn=fn: fn(q, 50, None))[0])
+            ms.append(timed_ms(lambda q=q, fn=fn: fn(q, 50, None))[0])
             cpu.append((time.thread_time() - c) * 1000)
-        out[f"{name} p50 ms"] = pct(ms, 50)
-        out[f"{name} p95 ms"] = pct(ms, 95)
-        out[f"{name} CPU p50 ms"] = pct(cpu, 50)
-        ms = [timed(lambda q=q, fn=fn: fn(q, 50, mask))[0] for q in qs]
-        out[f"{name} p50 ms (half mask)"] = pct(ms, 50)
+        out[f"{name} p50 ms"] = percentile(ms, 50)
+        out[f"{name} p95 ms"] = percentile(ms, 95)
+        out[f"{name} CPU p50 ms"] = percentile(cpu, 50)
+        ms = [timed_ms(lambda q=q, fn=fn: fn(q, 50, mask))[0] for q in qs]
+        out[f"{name} p50 ms (half mask)"] = percentile(ms, 50)
     return out
 
 
@@ -316,8 +322,8 @@ import json, sys, time
 sys.path.insert(0, sys.argv[1])
 t = time.perf_counter()
 import numpy as np
-from bench.scale import LookupEmbedder, search_latencies, peak_rss_mb
-from ragkit.index.index import Index
+from scale import LookupEmbedder, search_latencies, peak_rss_mb
+from ragkit import Index
 qs = json.loads(open(sys.argv[3]).read()); qv = np.load(sys.argv[4])
 t0, c0 = time.perf_counter(), time.process_time()
 index = Index.load(sys.argv[2], embedder=LookupEmbedder(dict(zip(qs, qv))))
@@ -335,8 +341,6 @@ print(json.dumps(out))
 
 
 def index_part(n: int, queries: int, seed: int, folder: Path, cache: Path | None) -> dict[str, float]:
-    from ragkit import Index
-    from ragkit.index import FORMAT_VERSION, IndexSettings
 
     out: dict[str, float] = {}
     t = time.perf_counter()
@@ -346,7 +350,7 @@ def index_part(n: int, queries: int, seed: int, folder: Path, cache: Path | None
     settings = IndexSettings(dense_kind="auto")
     t = time.perf_counter()
     index = Index(docs, chunks, vectors, settings, embedder=embedder,
-                  manifest=Index._new_manifest(settings, embedder, docs))
+                  manifest=new_manifest(settings, embedder, docs))
     out["build: rows + BM25 postings s"] = time.perf_counter() - t
     del docs, chunks, vectors
     gc.collect()
@@ -384,8 +388,8 @@ def reload_part(folder: Path) -> dict[str, float]:
     """Open an index the index part saved, in a fresh process: load wall and CPU time, first searches."""
     qfile, vfile = folder.parent / f"{folder.name}-queries.json", folder.parent / f"{folder.name}-qv.npy"
     env = {**os.environ, "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
-    proc = subprocess.run([sys.executable, "-c", LOAD_CHILD, str(ROOT), str(folder), str(qfile), str(vfile)],
-                          capture_output=True, text=True, env=env, check=False)
+    proc = subprocess.run([sys.executable, "-c", LOAD_CHILD, str(ROOT / "bench"), str(folder), str(qfile),
+                           str(vfile)], capture_output=True, text=True, env=env, check=False)
     if proc.returncode:
         raise RuntimeError(f"loading the saved index failed:\n{proc.stderr[-3000:]}")
     return dict(json.loads(proc.stdout.strip().splitlines()[-1]))
@@ -435,27 +439,26 @@ def render(data: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> str:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", nargs="*", type=int, default=[10_000, 100_000])
-    parser.add_argument("--parts", nargs="*", default=["lexical", "dense"],
+    ap = parser(__doc__, "scale.md")
+    ap.add_argument("--sizes", nargs="*", type=int, default=[10_000, 100_000])
+    ap.add_argument("--parts", nargs="*", default=["lexical", "dense"],
                         choices=["lexical", "dense", "index", "reload"],
-                        help="reload: open the index an earlier index part saved in --index-dir again")
-    parser.add_argument("--queries", type=int, default=1000, help="dense queries (recall@10 vs exact)")
-    parser.add_argument("--lexical-queries", type=int, default=200)
-    parser.add_argument("--lexical-rounds", type=int, default=5,
-                        help="times the side-by-side ragkit/bm25s loop runs; the ratio is their median")
-    parser.add_argument("--rank-bm25-max", type=int, default=100_000)
-    parser.add_argument("--latency-queries", type=int, default=200,
-                        help="dense queries timed one by one for exact search and masked search")
-    parser.add_argument("--hnsw-cache", type=Path, default=None,
-                        help="folder where the dense part saves its HNSW graph and the index part reads it")
-    parser.add_argument("--index-dir", type=Path, default=Path("/tmp/ragkit-scale-index"))
-    parser.add_argument("--result", type=Path, default=ROOT / "bench" / "results" / "scale.md")
-    parser.add_argument("--fresh", action="store_true", help="do not merge with the existing JSON")
-    parser.add_argument("--notes", type=Path, default=None, help="Markdown appended after the tables")
-    parser.add_argument("--merge", nargs="*", type=Path, default=[],
-                        help="result JSON files of other runs to merge in (each row keeps its command)")
-    args = parser.parse_args(argv)
+                    help="reload: open the index an earlier index part saved in --index-dir again")
+    ap.add_argument("--queries", type=int, default=1000, help="dense queries (recall@10 vs exact)")
+    ap.add_argument("--lexical-queries", type=int, default=200)
+    ap.add_argument("--lexical-rounds", type=int, default=5,
+                    help="times the side-by-side ragkit/bm25s loop runs; the ratio is their median")
+    ap.add_argument("--rank-bm25-max", type=int, default=100_000)
+    ap.add_argument("--latency-queries", type=int, default=200,
+                    help="dense queries timed one by one for exact search and masked search")
+    ap.add_argument("--hnsw-cache", type=Path, default=None,
+                    help="folder where the dense part saves its HNSW graph and the index part reads it")
+    ap.add_argument("--index-dir", type=Path, default=Path("/tmp/ragkit-scale-index"))
+    ap.add_argument("--fresh", action="store_true", help="do not merge with the existing JSON")
+    ap.add_argument("--notes", type=Path, default=None, help="Markdown appended after the tables")
+    ap.add_argument("--merge", nargs="*", type=Path, default=[],
+                    help="result JSON files of other runs to merge in (each row keeps its command)")
+    args = ap.parse_args(argv)
     store = args.result.with_suffix(".json")
     data: dict[str, Any] = {} if args.fresh or not store.is_file() else json.loads(store.read_text())
     for other in args.merge:
@@ -465,8 +468,8 @@ def main(argv: list[str] | None = None) -> str:
     if args.notes is not None:
         data["notes"] = args.notes.read_text()
     if (args.merge or args.notes is not None) and not args.sizes:
-        store.write_text(json.dumps(data, indent=1))
-        args.result.write_text(render(data))
+        publish(store, json.dumps(data, indent=1), echo=False)
+        publish(args.result, render(data), echo=False)
     cmd = ("OMP_NUM_THREADS=1 python bench/scale.py "
            + " ".join(argv if argv is not None else sys.argv[1:])).strip()
     for n in args.sizes:
@@ -485,9 +488,8 @@ def main(argv: list[str] | None = None) -> str:
                                                  "date": dt.date.today().isoformat(),
                                                  "load": os.getloadavg()[0]}
             print(part, n, json.dumps({k: round(v, 4) for k, v in values.items()}), flush=True)
-            store.parent.mkdir(parents=True, exist_ok=True)
-            store.write_text(json.dumps(data, indent=1))
-            args.result.write_text(render(data))
+            publish(store, json.dumps(data, indent=1), echo=False)
+            publish(args.result, render(data), echo=False)
     text = render(data)
     print(text)
     return text

@@ -18,20 +18,17 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import shutil
-import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 
 import numpy as np
+from _common import COURSE_INDEX, parser, publish
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from ragkit import Index  # noqa: E402
-from ragkit.course import course_cache, course_corpus  # noqa: E402
-from ragkit.index import Watcher, staleness, sync_folder  # noqa: E402
+from ragkit import Index
+from ragkit.course import course_corpus
+from ragkit.index import Watcher, staleness, sync_folder
 
 
 def dist(values: list[float]) -> str:
@@ -42,19 +39,18 @@ def dist(values: list[float]) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--edits", type=int, default=20)
-    parser.add_argument("--deletes", type=int, default=10)
-    parser.add_argument("--gap", type=float, default=0.5)
-    parser.add_argument("--interval", type=float, default=1.0)
-    parser.add_argument("--warm", action=argparse.BooleanOptionalAction, default=True,
+    ap = parser(__doc__, "staleness.md", flag="--out")
+    ap.add_argument("--edits", type=int, default=20)
+    ap.add_argument("--deletes", type=int, default=10)
+    ap.add_argument("--gap", type=float, default=0.5)
+    ap.add_argument("--interval", type=float, default=1.0)
+    ap.add_argument("--warm", action=argparse.BooleanOptionalAction, default=True,
                         help="load the embedder before the first edit (as a running watcher has)")
-    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "staleness.md")
-    args = parser.parse_args()
+    args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         docs, idx_path = Path(tmp) / "docs", Path(tmp) / "idx"
         shutil.copytree(course_corpus(), docs)
-        shutil.copytree(course_cache() / "index-course", idx_path, ignore=shutil.ignore_patterns(".lock"))
+        shutil.copytree(COURSE_INDEX, idx_path, ignore=shutil.ignore_patterns(".lock"))
         t = time.perf_counter()
         first = sync_folder(docs, idx_path)
         first_s = time.perf_counter() - t
@@ -67,7 +63,7 @@ def main() -> None:
         watcher.full()
         if args.warm:  # a long-running watcher has its model loaded already: do not count the load
             assert watcher.index is not None
-            watcher.index._embedder.encode(["warm up"])
+            watcher.index.embedder.encode(["warm up"])
         thread = threading.Thread(target=watcher.run)
         thread.start()
         edited_at: dict[str, float] = {}
@@ -114,8 +110,7 @@ def main() -> None:
                  "`ragkit staleness` over every document of the index (lag of the initial build included: "
                  "the corpus files are older than the cached index):", "", "```",
                  str(report).split("\n  ")[0], "```"]
-    args.out.write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    publish(args.out, "\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

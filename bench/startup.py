@@ -13,7 +13,6 @@ Usage: python bench/startup.py [--index .ragkit-cache/index-course] [--runs 3]
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
 import json
 import os
@@ -22,17 +21,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from _report import publish
-
-ROOT = Path(__file__).resolve().parent.parent
+from _common import COURSE_INDEX, ROOT, parser, publish
 
 IMPORT = ("import time, sys; t = time.perf_counter(); import ragkit; "
           "print(time.perf_counter() - t, 'torch' in sys.modules)")
 SEARCH = """
 import json, sys, time
 t0 = time.perf_counter()
-from ragkit.search.funnel import Funnel
-from ragkit.index.index import Index
+from ragkit import Funnel, Index
 t1 = time.perf_counter()
 index = Index.load(sys.argv[1])
 t2 = time.perf_counter()
@@ -64,13 +60,12 @@ def measure(index: Path, query: str, runs: int,
 
 
 def main(argv: list[str] | None = None) -> str:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--index", type=Path, nargs="+", default=[ROOT / ".ragkit-cache" / "index-course"],
-                        help="one or more saved indexes (e.g. the same corpus in index formats 2 and 3)")
-    parser.add_argument("--query", default="EUR payment batch cutoff time")
-    parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--result", type=Path, default=ROOT / "bench" / "results" / "startup.md")
-    args = parser.parse_args(argv)
+    ap = parser(__doc__, "startup.md")
+    ap.add_argument("--index", type=Path, nargs="+", default=[COURSE_INDEX],
+                    help="one or more saved indexes (e.g. the same corpus in index formats 2 and 3)")
+    ap.add_argument("--query", default="EUR payment batch cutoff time")
+    ap.add_argument("--runs", type=int, default=3)
+    args = ap.parse_args(argv)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     imports, torch_seen = [], False
     for _ in range(args.runs):

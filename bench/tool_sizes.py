@@ -21,12 +21,14 @@ Run from the repository root (needs the cached course index)::
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from _common import COURSE_INDEX, course_cases, parser, publish
+
+from ragkit import Index, Toolbox
+from ragkit.core import snapshot_filters
+from ragkit.models import count_tokens
 
 
 def _quantiles(values: list[int]) -> str:
@@ -36,18 +38,12 @@ def _quantiles(values: list[int]) -> str:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = parser(__doc__, "tool_sizes.md", flag="--out")
     ap.add_argument("--cases", type=int, default=20, help="how many answerable cases (spread over the file)")
-    ap.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "tool_sizes.md")
     a = ap.parse_args()
 
-    from ragkit import Index, Toolbox, load_cases
-    from ragkit.core import snapshot_filters
-    from ragkit.course import course_cache
-    from ragkit.models import count_tokens
-
-    index = Index.load(course_cache() / "index-course")  # read only: never rebuilds the shared cache
-    cases = [c for c in load_cases(ROOT / "datasets" / "opscorpus" / "cases.jsonl") if c.answerable]
+    index = Index.load(COURSE_INDEX)  # read only: never rebuilds the shared cache
+    cases = course_cases(answerable=True)
     step = max(1, len(cases) // a.cases)
     chosen = cases[::step][: a.cases]
     rows = []
@@ -103,8 +99,7 @@ def main() -> None:
               f"{r['search_text']:,} | {r['retrieve_response']:,} | {r['retrieve_text']:,} | "
               f"{r['truncated']} | {r['full_docs']:,} |"
               for r in rows]
-    a.out.parent.mkdir(parents=True, exist_ok=True)
-    a.out.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    publish(a.out, "\n".join(lines) + "\n", echo=False)
     print("\n".join(lines[:14]))
 
 

@@ -13,25 +13,17 @@ Usage: OMP_NUM_THREADS=1 python bench/update_cost.py [--sizes 10000 100000] [--o
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import shutil
-import sys
 import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+from _common import parser, publish, timed
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from ragkit import (  # noqa: E402
-    Document,
-    Envelope,
-    Index,  # noqa: E402
-)
+from ragkit import Document, Envelope, Index
 
 DIM = 384
 
@@ -68,12 +60,6 @@ def corpus(n_docs: int, sections: int, seed: int = 0) -> list[Document]:
         env = Envelope(f"doc-{d}", title=f"Document {d}", tenant=f"t{d % 7}")
         docs.append(Document(env, "\n".join(parts)))
     return docs
-
-
-def timed(fn):
-    t = time.perf_counter()
-    out = fn()
-    return time.perf_counter() - t, out
 
 
 def run(n_chunks: int, sections: int, tmp: Path) -> list[dict]:
@@ -113,11 +99,10 @@ def run(n_chunks: int, sections: int, tmp: Path) -> list[dict]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
-    parser.add_argument("--sections", type=int, default=10)
-    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "results" / "update_cost.md")
-    args = parser.parse_args()
+    ap = parser(__doc__, "update_cost.md", flag="--out")
+    ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    ap.add_argument("--sections", type=int, default=10)
+    args = ap.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for n in args.sizes:
@@ -139,8 +124,7 @@ def main() -> None:
             ratio = "1x" if r is group[0] else f"{rebuild / r['seconds']:.0f}x faster"
             lines.append(f"| {n:,} | {r['operation']} | {r['seconds']:.3f} | {change} | {commit} "
                          f"| {r['encoded']:,} | {ratio} |")
-    args.out.write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    publish(args.out, "\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

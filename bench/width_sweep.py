@@ -13,40 +13,30 @@ Usage: python bench/width_sweep.py [--sample 60]
 
 from __future__ import annotations
 
-import argparse
 import datetime as dt
-import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from _common import RESULTS, course_cases, evenly, parser, publish
 
-from ragkit import load_cases  # noqa: E402
-from ragkit.course import course_index  # noqa: E402
-from ragkit.evaluation import width_sweep  # noqa: E402
+from ragkit.course import course_index
+from ragkit.evaluation import plot_width_sweep, width_sweep
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sample", type=int, default=60, help="evenly spaced answerable cases (0 = all)")
-    args = parser.parse_args()
-    cases = [c for c in load_cases(ROOT / "datasets" / "opscorpus" / "cases.jsonl") if c.answerable]
-    if args.sample and args.sample < len(cases):
-        step = len(cases) / args.sample
-        cases = [cases[int(i * step)] for i in range(args.sample)]
+    ap = parser(__doc__)
+    ap.add_argument("--sample", type=int, default=60, help="evenly spaced answerable cases (0 = all)")
+    args = ap.parse_args()
+    cases = evenly(course_cases(answerable=True), args.sample)
     t = time.perf_counter()
     frame = width_sweep(course_index(progress=False), cases)
     seconds = time.perf_counter() - t
     from matplotlib.figure import Figure
 
-    from ragkit.course import plot_width_sweep
-
     fig = Figure(figsize=(11, 3.8), layout="constrained")
     axes = fig.subplots(1, 2)
     plot_width_sweep(frame, y="set_recall", ax=axes[0])
     plot_width_sweep(frame, y="total_cost", ax=axes[1])
-    fig.savefig(ROOT / "bench" / "results" / "width_sweep.png", dpi=90)
+    fig.savefig(RESULTS / "width_sweep.png", dpi=90)
     best = frame.sort_values("total_cost").head(5)
     cmd = "python bench/width_sweep.py" + (f" --sample {args.sample}" if args.sample else " --sample 0")
     text = (f"# Width sweep on the course corpus\n\n{len(cases)} answerable cases, rerank depth "
@@ -56,8 +46,7 @@ def main() -> None:
             f"{best.to_markdown(index=False, floatfmt='.3f')}\n\n![sweep](width_sweep.png)\n\n"
             f"Produced by `{cmd}` in {seconds:.0f}s on {dt.date.today().isoformat()} (shared 2-core "
             "machine, other jobs running).\n")
-    (ROOT / "bench" / "results" / "width_sweep.md").write_text(text)
-    print(text)
+    publish(RESULTS / "width_sweep.md", text)
 
 
 if __name__ == "__main__":

@@ -33,8 +33,8 @@ from opsgen import casegen, incidents, reference  # noqa: E402
 from opsgen.common import Doc  # noqa: E402
 from opsgen.world import World  # noqa: E402
 
-from ragkit.evaluation.cases import CASE_SCHEMA, REJECT_REASONS, parse_case  # noqa: E402
-from ragkit.documents.chunking import sections  # noqa: E402
+from ragkit.documents.sections import sections  # noqa: E402
+from ragkit.evaluation import CASE_SCHEMA, REJECT_REASONS, parse_case  # noqa: E402
 
 DEFAULT_SEED = 20260119
 DEFAULT_OUT = HERE / "opscorpus"

@@ -1,5 +1,5 @@
 """``python -m ragkit``: the command line (see :mod:`ragkit.app.cli`)."""
 
-from ragkit.app.cli import app
+from ragkit.app.cli import main
 
-app()
+main()

@@ -10,12 +10,15 @@ with :mod:`ast`:
   dependency runs; function-local imports are for optional heavy libraries only);
 * no module is longer than :data:`MAX_LINES`;
 * notebooks, exercise cells and the README import from ``ragkit`` or one level below;
-* everything a module lists in ``__all__`` has a docstring.
+* everything a module lists in ``__all__`` has a docstring;
+* every ``ragkit.x.y`` named in docstrings, READMEs, notebooks and bench scripts exists.
 """
 
 from __future__ import annotations
 
 import ast
+import importlib
+import inspect
 import json
 import re
 import shutil
@@ -23,6 +26,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -41,7 +45,7 @@ def _modules() -> Iterator[tuple[str, Path]]:
 
 def _ragkit_imports(tree: ast.AST) -> Iterator[tuple[ast.ImportFrom | ast.Import, str]]:
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").split(".")[0] == "ragkit":
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("ragkit"):
             yield node, node.module or ""
         elif isinstance(node, ast.Import):
             for alias in node.names:
@@ -50,7 +54,8 @@ def _ragkit_imports(tree: ast.AST) -> Iterator[tuple[ast.ImportFrom | ast.Import
 
 
 def _private_uses(tree: ast.AST) -> list[str]:
-    """``from ragkit.x import _name`` and ``module._name`` on a ragkit module bound by import."""
+    """``from ragkit.x import _name``, ``Name._attr`` on any name imported from ragkit, and
+    ``getattr(obj, "_attr")`` (reaching into another module's object by a string)."""
     found: list[str] = []
     module_names: set[str] = set()
     for node, module in _ragkit_imports(tree):
@@ -58,7 +63,7 @@ def _private_uses(tree: ast.AST) -> list[str]:
             for alias in node.names:
                 if alias.name.startswith("_") and not alias.name.startswith("__"):
                     found.append(f"line {node.lineno}: from {module} import {alias.name}")
-                elif f"{module}.{alias.name}" in _MODULE_NAMES:
+                else:
                     module_names.add(alias.asname or alias.name)
         else:
             for alias in node.names:
@@ -69,10 +74,12 @@ def _private_uses(tree: ast.AST) -> list[str]:
                 and node.value.id in module_names and node.attr.startswith("_")
                 and not node.attr.startswith("__")):
             found.append(f"line {node.lineno}: {node.value.id}.{node.attr}")
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr"
+                and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant)
+                and isinstance(node.args[1].value, str) and node.args[1].value.startswith("_")
+                and not node.args[1].value.startswith("__")):
+            found.append(f"line {node.lineno}: getattr(..., {node.args[1].value!r})")
     return found
-
-
-_MODULE_NAMES = {dotted for dotted, _ in _modules()}
 
 
 def test_layer_contract_is_kept() -> None:
@@ -91,12 +98,13 @@ def test_no_module_imports_a_private_name(folder: str) -> None:
     for path in sorted((ROOT / folder).rglob("*.py")):
         for use in _private_uses(ast.parse(path.read_text())):
             bad.append(f"{path.relative_to(ROOT)} {use}")
-    assert not bad, "private names used across modules (make them public or move the code):\n" + "\n".join(bad)
+    why = "private names used across modules (make them public, or move the code):\n"
+    assert not bad, why + "\n".join(bad)
 
 
 def test_ragkit_imports_are_at_module_level() -> None:
     bad = []
-    for dotted, path in _modules():
+    for _, path in _modules():
         tree = ast.parse(path.read_text())
         for node, module in _ragkit_imports(tree):
             if node.col_offset > 0:
@@ -106,7 +114,7 @@ def test_ragkit_imports_are_at_module_level() -> None:
 
 def test_no_module_is_a_large_room() -> None:
     long = {str(path.relative_to(ROOT)): n for _, path in _modules()
-            if (n := len(path.read_text().splitlines())) > MAX_LINES}
+            if (n := len(path.read_text().splitlines())) > MAX_LINES}  # fmt: skip
     assert not long, f"modules over {MAX_LINES} lines (split them by concept): {long}"
 
 
@@ -142,8 +150,9 @@ def test_public_names_have_docstrings() -> None:
         tree = ast.parse(path.read_text())
         exported: set[str] = set()
         for node in tree.body:
-            if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in node.targets):
-                exported = {ast.literal_eval(e) for e in node.value.elts}  # type: ignore[attr-defined]
+            names = [getattr(t, "id", None) for t in getattr(node, "targets", [])]
+            if isinstance(node, ast.Assign) and "__all__" in names:
+                exported = set(ast.literal_eval(node.value))
         for node in tree.body:
             if (isinstance(node, (ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef))
                     and node.name in exported and not ast.get_docstring(node)):
@@ -154,7 +163,48 @@ def test_public_names_have_docstrings() -> None:
 def test_the_checks_above_can_fail(tmp_path: Path) -> None:
     """The AST rules find what they are meant to find (a guard against a check that never fires)."""
     tree = ast.parse("from ragkit.index import storage as st\nfrom ragkit.models.bundled import _map\n"
-                     "def f():\n    from ragkit.core import ids\n    return st._serialise\n")
+                     "from ragkit.core import Envelope\n"
+                     "def f(x):\n    from ragkit.core import ids\n    getattr(x, '_cache')\n"
+                     "    return st._serialise, Envelope._FIELDS, x._own\n")
     uses = _private_uses(tree)
+    assert len(uses) == 4, uses
     assert any("_map" in u for u in uses) and any("st._serialise" in u for u in uses)
+    assert any("Envelope._FIELDS" in u for u in uses) and any("'_cache'" in u for u in uses)
     assert [m for n, m in _ragkit_imports(tree) if n.col_offset > 0] == ["ragkit.core"]
+
+
+_DOTTED = re.compile(r"(?<![\w/.-])ragkit(?:\.[A-Za-z_]\w*)+")
+
+
+def _resolves(ref: str) -> bool:
+    """Whether ``ragkit.a.b.C.attr`` names a module, then attributes (an instance attribute a class's
+    code assigns counts)."""
+    parts = ref.split(".")
+    for i in range(len(parts), 0, -1):
+        try:
+            obj: Any = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        for name in parts[i:]:
+            if hasattr(obj, name):
+                obj = getattr(obj, name)
+            elif inspect.isclass(obj) and f"self.{name} " in inspect.getsource(obj):
+                return True
+            else:
+                return False
+        return True
+    return False
+
+
+def test_names_in_docs_and_docstrings_resolve() -> None:
+    """Every ``ragkit.x.y`` a docstring, README, notebook or bench script names exists (a moved or
+    renamed module leaves no dangling reference)."""
+    paths = [*PACKAGE.rglob("*.py"), ROOT / "README.md", *ROOT.glob("*/README.md"),
+             *ROOT.glob("notebooks/*.ipynb"), *ROOT.glob("exercises/**/*.ipynb"), *ROOT.glob("bench/*.py")]
+    dangling = set()
+    for path in paths:
+        for match in _DOTTED.finditer(path.read_text()):
+            ref = match.group(0)
+            if not ref.endswith((".py", ".ipynb", ".md", ".json", ".jsonl")) and not _resolves(ref):
+                dangling.add(f"{path.relative_to(ROOT)}: {ref}")
+    assert not dangling, "names that no longer exist:\n" + "\n".join(sorted(dangling))

@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 from hashing import HashEmbedder
 
-from ragkit import Filters, Funnel, Index, Scope, load_corpus
+from ragkit import Document, Envelope, Filters, Funnel, Index, Scope, load_corpus
 from ragkit.core import ScopeError
 from ragkit.evaluation import IndexView
-from ragkit.index import Backend, MaskSelection, SnapshotBackend, as_backend
+from ragkit.index import Backend, DocumentLinks, MaskSelection, SnapshotBackend, as_backend
 
 
 class WordOverlapReranker:
@@ -102,3 +102,55 @@ def test_a_forwarding_view_is_wrapped_not_bypassed(index):
 def test_filters_that_widen_still_raise(index):
     with pytest.raises(ScopeError):
         as_backend(index).select(Scope("acme"), Filters.make(tenant="globex"))
+
+
+def _linked_index():
+    """Four documents: a links to b and replaces c; b links to a and is replaced by d (named twice)."""
+    docs = [
+        Document(Envelope("a", tenant="acme", source_type="runbook", links=("b",), supersedes=("c",)),
+                 "# A\n\n## One\n\nalpha text here.\n\n## Two\n\nbeta text here.\n"),
+        Document(Envelope("b", tenant="globex", source_type="policy", links=("a",), superseded_by=("d",)),
+                 "# B\n\nbravo text.\n"),
+        Document(Envelope("c", tenant="global", source_type="policy"), "# C\n\ncharlie text.\n"),
+        Document(Envelope("d", tenant="acme", source_type="policy", acl_groups=("ops",), supersedes=("b",)),
+                 "# D\n\ndelta text.\n"),
+    ]
+    return Index.build(docs, embedder=HashEmbedder())
+
+
+def test_reads_by_id_through_the_seam():
+    backend = as_backend(_linked_index())
+    assert backend.document("a").envelope.links == ("b",) and backend.document("zzz") is None
+    assert [c.chunk_id for c in backend.sections_of("a")] == ["a#one", "a#two"]  # by start
+    assert backend.sections_of("zzz") == []
+    assert "alpha text" in backend.section("a#one").text and backend.section("a#three") is None
+    assert backend.row_for("a#two~0") == 1 and backend.fetch([1])[0].chunk_id == "a#two~0"
+    assert backend.row_for("a#two~9") is None
+    assert backend.tenants() == ["acme", "global", "globex"]
+
+
+def test_envelopes_apply_the_scope_and_the_filters():
+    backend = as_backend(_linked_index())
+    ids = lambda envs: [e.doc_id for e in envs]  # noqa: E731
+    assert ids(backend.envelopes(Scope("acme"))) == ["a", "c"]               # d needs the ops group
+    assert ids(backend.envelopes(Scope("acme", ["ops"]))) == ["a", "c", "d"]
+    assert ids(backend.envelopes(Scope("acme", ["ops"]), Filters.make(doc_type="policy"))) == ["c", "d"]
+    assert ids(backend.envelopes(Scope.operator(), limit=2)) == ["a", "b"]
+
+
+def test_links_in_both_directions():
+    backend = as_backend(_linked_index())
+    assert backend.links("a") == DocumentLinks("a", linked_from=("b",), supersedes=("c",), superseded_by=())
+    assert backend.links("b") == DocumentLinks("b", linked_from=("a",), supersedes=(), superseded_by=("d",))
+    assert backend.links("c") == DocumentLinks("c", superseded_by=("a",))
+    assert backend.links("d") == DocumentLinks("d", supersedes=("b",))  # named by b and by d: listed once
+    assert backend.links("zzz") == DocumentLinks("zzz")
+
+
+def test_reads_by_id_respect_a_view_that_hides_documents():
+    view = IndexView(_linked_index().snapshot(), hidden=["a"])
+    backend = as_backend(view)
+    assert backend.document("a") is None and backend.document("b") is not None
+    assert [e.doc_id for e in backend.envelopes(Scope.operator())] == ["b", "c", "d"]
+    assert backend.links("b") == DocumentLinks("b", superseded_by=("d",))  # a's link to b is not read
+    assert backend.links("c") == DocumentLinks("c")  # only the hidden a named c

@@ -6,6 +6,7 @@ here), with the bundled models, and writes its Markdown table to a temporary fil
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 import subprocess
@@ -38,6 +39,41 @@ def table(path: Path) -> list[list[str]]:
     cells = [[c.strip() for c in r.strip("|").split("|")] for r in rows if not re.match(r"^\|[-|]+\|$", r)]
     assert all(len(r) == len(cells[0]) for r in cells)
     return cells
+
+
+def bench_common():
+    """``bench/_common.py`` loaded from its file (scripts import it from their own folder)."""
+    spec = importlib.util.spec_from_file_location("bench_common", ROOT / "bench" / "_common.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_common_helpers(tmp_path):
+    common = bench_common()
+    # nearest-rank quantiles, as every script's tables print them: 4 sorted values, q=0.5 -> index 2
+    assert common.pct([3.0, 1.0, 2.0, 4.0], 0.5) == 3.0 and common.pct([3.0, 1.0, 2.0, 4.0], 0.95) == 4.0
+    assert common.pct([], 0.5) != common.pct([], 0.5)  # NaN
+    assert common.evenly(list(range(10)), 4) == [0, 2, 5, 7]  # int(i * 2.5)
+    assert common.evenly(list(range(3)), 0) == [0, 1, 2] and common.evenly(list(range(3)), 5) == [0, 1, 2]
+    assert common.beir_folder("pydoc", tmp_path) == tmp_path / "pydoc"
+    assert common.beir_folder("scifact-train", tmp_path) == common.SCIFACT
+    seconds, value = common.timed(lambda: 7)
+    assert value == 7 and seconds >= 0
+    out = tmp_path / "deeper" / "r.md"
+    assert common.publish(out, "| a |\n", echo=False) == "| a |\n" and out.read_text() == "| a |\n"
+    args = common.parser("Title line.\n\nMore.", "x.md").parse_args([])
+    assert args.result == common.RESULTS / "x.md"
+    cases = common.course_cases(answerable=True)
+    assert cases and all(c.answerable for c in cases) and len(cases) < len(common.course_cases())
+
+
+def test_no_script_edits_sys_path():
+    for script in sorted((ROOT / "bench").glob("*.py")):
+        text = script.read_text()
+        assert "sys.path.insert" not in text.replace("sys.path.insert(0, sys.argv[1])", ""), script.name
+        assert "noqa: E402" not in text, script.name
 
 
 @pytest.fixture(scope="module")

@@ -200,7 +200,7 @@ def report_page(tmp_path):
     from test_evaluation import CASES, RESULTS
 
     from ragkit import evaluate
-    from ragkit.course import html_report
+    from ragkit.evaluation import html_report
 
     pytest.importorskip("seaborn", reason="the HTML report needs seaborn (pip install 'ragkit[course]')")
     report = evaluate(CASES, lambda c: RESULTS[c.id], progress=False, placement="test")

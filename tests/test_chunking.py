@@ -154,3 +154,14 @@ def test_property_spans_exact_and_no_text_lost(lines, max_tokens, method):
                         for i in range(s.start, s.end)}
         lost = [i for i in lost if i not in heading_only]
     assert not lost, (text, lost[:5])
+
+
+def test_blocks_keep_tables_fences_and_items_whole():
+    from ragkit.documents import blocks, opens_fence
+
+    text = ("Intro line\ncontinues.\n\n- item one\n  wrapped\n- item two\n\n| a | b |\n| 1 | 2 |\n\n"
+            "```\ncode\n\nmore\n```\n")
+    got = [text[a:b] for a, b in blocks(text, 0, len(text))]
+    assert got == ["Intro line\ncontinues.", "- item one\n  wrapped", "- item two", "| a | b |\n| 1 | 2 |",
+                   "```\ncode\n\nmore\n```"]
+    assert opens_fence("  ~~~python") and opens_fence("```") and not opens_fence("text ```")

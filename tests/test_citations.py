@@ -141,3 +141,22 @@ def test_a_section_of_a_whole_delivered_document_resolves() -> None:
     cite = v.claims[0].citations[0]
     assert doc.text[cite.start : cite.end].startswith("## Cutoffs for migrated tenants")
     assert not verify("GBP closes at 15:00 [policy-v3#other-currencies].", [whole]).ok
+
+
+def test_parse_citations_keeps_the_anchor_as_written() -> None:
+    cites = parse_citations("16:00 [rb#eur-cutoff; rb#eur-cutoff~0, rb.v2#a.b].")
+    assert [(c.doc_id, c.anchor) for c in cites] == [
+        ("rb", "eur-cutoff"), ("rb", "eur-cutoff~0"), ("rb.v2", "a.b")
+    ]
+
+
+def test_a_chunk_of_the_cited_section_resolves_but_a_cited_chunk_id_does_not() -> None:
+    chunk = Evidence.from_tool_item({"doc_id": "rb", "chunk_id": "rb#eur~1", "citation": "rb#eur~1",
+                                     "text": "EUR cutoff 16:00 CET.", "start": 40})
+    # the delivered span is chunk 1 of section rb#eur: a citation of the section finds it
+    assert verify("The cutoff is 16:00 [rb#eur].", [chunk]).ok
+    # a chunk number written into the citation names no section (the kit's behaviour, kept by the move
+    # to ragkit.core.ids): the claim fails as not delivered
+    section = Evidence.of("rb#eur", "EUR cutoff 16:00 CET.", {"doc_id": "rb"})
+    v = verify("The cutoff is 16:00 [rb#eur~1].", [section])
+    assert not v.ok and "rb#eur~1" in " ".join(v.claims[0].reasons)

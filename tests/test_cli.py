@@ -24,6 +24,24 @@ def run(*args, cwd=None, check=True):
     return out
 
 
+COMMANDS = ("index", "search", "beir", "demo", "tools", "mcp", "sync", "staleness", "eval", "ask")
+
+
+def test_the_three_entry_points_print_the_same_help():
+    """`ragkit`, `python -m ragkit` and `python -m ragkit.cli` run the one Typer app."""
+    env = {**os.environ, "COLUMNS": "100", "NO_COLOR": "1"}
+    helps = []
+    for cmd in ([RAGKIT, "--help"], [sys.executable, "-m", "ragkit", "--help"],
+                [sys.executable, "-m", "ragkit.cli", "--help"]):
+        out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
+        assert out.returncode == 0, out.stderr
+        lines = [line.strip("│ ") for line in out.stdout.splitlines()]
+        listed = [line.split()[0] for line in lines if line and line.split()[0] in COMMANDS]
+        assert listed == list(COMMANDS), out.stdout  # every command once, in registration order
+        helps.append([line for line in lines if not line.startswith("Usage:")])  # the program name differs
+    assert helps[0] == helps[1] == helps[2]
+
+
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("cli")

@@ -7,15 +7,11 @@ the top hit; a *cautious* one answers only from a policy document and abstains o
 
 from __future__ import annotations
 
-import dataclasses
-
-import numpy as np
 import pytest
 
 from ragkit import Scope
 from ragkit.core import snapshot_filters
-from ragkit.evaluation import IndexView, parse_case, run_counterfactuals, search_traces
-from ragkit.evaluation.counterfactuals import _judge
+from ragkit.evaluation import IndexView, judge, parse_case, run_counterfactuals
 from ragkit.text import normalise_value
 
 Q = "Tenants migrated to the new clearing platform use a 15:00 CET cutoff for EUR batches."
@@ -52,49 +48,6 @@ def funnel_runner(cautious):
                                    "citation": h.citation} for h in res.hits]}
         return run
     return make
-
-
-@pytest.mark.slow
-def test_view_hides_documents_everywhere(fixture_index):
-    view = IndexView(fixture_index, hidden=["settlement-policy-v3"])
-    assert "settlement-policy-v3" not in view.documents
-    scope = Scope("acme", ["ops"])
-    rows = [i for i, c in enumerate(view.rows) if c.doc_id == "settlement-policy-v3"]
-    assert rows and not view.mask(scope)[rows].any()
-    ranking = view.search_lexical("15:00 CET cutoff migrated tenants", 20, view.mask(scope))
-    assert not set(ranking.ids) & set(rows)
-    # the base index is untouched and nothing was re-encoded (vectors shared)
-    assert fixture_index.mask(scope)[rows].all()
-    assert view.vectors is fixture_index.vectors
-
-
-@pytest.mark.slow
-def test_view_replaces_envelopes_and_masks_by_them(fixture_index):
-    env = fixture_index.documents["settlement-runbook-v2"].envelope
-    view = IndexView(fixture_index, envelopes={env.doc_id: dataclasses.replace(env, tenant="globex")})
-    rows = [i for i, c in enumerate(view.rows) if c.doc_id == env.doc_id]
-    assert not view.mask(Scope("acme"))[rows].any() and view.mask(Scope("globex"))[rows].all()
-    assert view.envelope(rows[0]).tenant == "globex"
-    assert view.documents[env.doc_id].envelope.tenant == "globex"
-
-
-@pytest.mark.slow
-def test_pinned_row_is_first_in_both_lists_and_in_the_reranker_but_never_out_of_scope(fixture_index):
-    row = next(i for i, c in enumerate(fixture_index.rows) if c.doc_id == "ops-1423-c3")
-    view = IndexView(fixture_index, pinned=row)
-    mask = view.mask(Scope("acme", ["ops"]))
-    assert view.search_lexical("payout run", 5, mask).ids[0] == row
-    assert view.search_dense("payout run", 5, mask).ids[0] == row
-    # a caller outside the comment's ACL never gets it, pinned or not
-    assert row not in view.search_lexical("payout run", 5, view.mask(Scope("acme", ["finance"]))).ids
-
-    class Flat:
-        def score(self, query, passages, **kw):
-            return np.zeros(len(passages))
-
-    wrapped = view.wrap_reranker(Flat())
-    scores = wrapped.score("q", ["other", view.rows[row].contextual_text()])
-    assert scores[1] > scores[0]
 
 
 @pytest.mark.slow
@@ -149,18 +102,18 @@ def test_judges():
     other = {"abstained": False, "value": "16:00", "answer": "16:00", "record": {"status": "decided"}}
     unsure = {"abstained": False, "value": "16:00", "answer": "16:00", "record": {"status": "conflict"}}
     gave_up = {"abstained": True, "value": None, "answer": ""}
-    assert _judge("remove_source", case, gave_up, search_traces, "") is None
-    assert _judge("remove_source", case, unsure, search_traces, "") is None
-    assert "did not depend" in _judge("remove_source", case, sure, search_traces, "")
-    assert _judge("insert_rejected", case, sure, search_traces, "x") is None
-    assert _judge("insert_rejected", case, gave_up, search_traces, "x") == "with x at rank 1: abstained"
-    assert _judge("swap_dates", case, other, search_traces, "") is None
-    assert _judge("swap_dates", case, gave_up, search_traces, "") is None
-    assert "stayed" in _judge("swap_dates", case, sure, search_traces, "a <-> b")
+    assert judge("remove_source", case, gave_up, "") is None
+    assert judge("remove_source", case, unsure, "") is None
+    assert "did not depend" in judge("remove_source", case, sure, "")
+    assert judge("insert_rejected", case, sure, "x") is None
+    assert judge("insert_rejected", case, gave_up, "x") == "with x at rank 1: abstained"
+    assert judge("swap_dates", case, other, "") is None
+    assert judge("swap_dates", case, gave_up, "") is None
+    assert "stayed" in judge("swap_dates", case, sure, "a <-> b")
     leak = {"traces": [{"candidates": [{"chunk_id": "x#y~0", "tenant": "acme"}]}]}
-    why = _judge("change_tenant", case, leak, search_traces, "")
+    why = judge("change_tenant", case, leak, "")
     assert why.startswith("1 candidate(s) of tenant 'acme'")
-    assert _judge("change_tenant", case, {"traces": []}, search_traces, "") is None
+    assert judge("change_tenant", case, {"traces": []}, "") is None
 
 
 def test_outcomes_gather_in_order_with_the_baseline_count():
@@ -177,21 +130,3 @@ def test_outcomes_gather_in_order_with_the_baseline_count():
     assert [f["case"] for f in r.failures] == ["b"] and cf.tenant_leaks == 1
     assert cf.results["swap_dates"].applicable == 0 and list(cf.results) == list(
         ("remove_source", "insert_rejected", "swap_dates", "change_tenant"))
-
-
-def test_a_pinned_view_keeps_the_pair_length():
-    from ragkit.evaluation.counterfactuals import _PinnedReranker
-    from ragkit.retrieval import rerank
-
-    seen = []
-
-    class Inner:
-        def score(self, query, passages, *, batch_size=None, max_length=None):
-            seen.append(max_length)
-            return np.zeros(len(passages))
-
-        def count_pair_tokens(self, query, passages, *, max_length=None):
-            return [1] * len(passages)
-
-    out = rerank("q", ["x", "pinned"], _PinnedReranker(Inner(), "pinned"), max_length=128)
-    assert seen == [128] and out.scores[1] > out.scores[0]

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from ragkit import Chunk
+from ragkit import Chunk, Scope
 from ragkit.evaluation import covers, delivered_coverage, evidence_chunks, evidence_share, quote_span
 
 TEXT_A = "# Runbook\n\n## EUR cutoff\n\nEUR batches close at 16:00.\n\n## GBP cutoff\n\nGBP at 15:30.\n"
@@ -70,16 +70,20 @@ def test_delivered_coverage_reads_chunk_and_section():
 @pytest.mark.slow
 def test_span_recall_matches_anchor_recall_on_structure_chunks(fixture_index):
     """On structure chunks, covering the quote and matching the anchor agree on a real index."""
-    from ragkit.evaluation import first_stage, span_recall
+    from ragkit.evaluation import candidate_recall, first_stage, span_recall
 
     doc = fixture_index.documents["settlement-runbook-v2"]
     row = next(r for r in fixture_index.rows if r.doc_id == doc.doc_id)
     quote = row.text.split("\n")[-1].strip()[:60]
     fake = SimpleNamespace(id="x", task=quote, answerable=True, tags=("identifier",),
-                           caller=SimpleNamespace(tenant="acme", groups=("ops",)),
+                           caller=Scope("acme", ["ops"]),
                            as_of=dt.datetime(2030, 1, 1, tzinfo=dt.timezone.utc),
                            evidence=[SimpleNamespace(doc_id=doc.doc_id, quote=quote, role="decisive")])
     lists = first_stage(fixture_index, [fake], width=5)
     assert len(lists) == 1 and lists[0].quotes[0][0] == doc.doc_id
     table = span_recall(fixture_index, lists, width=5).set_index(["tag", "method"])
     assert table.loc[("all", "bm25"), "set_recall"] == 1.0  # its own words find it
+    anchored = SimpleNamespace(**{**vars(fake), "evidence": [SimpleNamespace(**{**vars(fake.evidence[0]),
+                                                                                  "anchor": row.anchor})]})
+    by_anchor = candidate_recall(fixture_index, [anchored], width=5, methods=("bm25",))
+    assert by_anchor.loc[("all", "bm25"), "set_recall"] == 1.0

@@ -97,47 +97,6 @@ def test_bad_input_is_a_clear_error():
         relative_fall(0, 1)
 
 
-# ---------------------------------------------------------------- measured on traces
-
-
-def test_trace_costs_and_percentiles():
-    from test_evaluation import CASES
-
-    from ragkit.evaluation import trace_costs, trace_economics
-
-    q = "EUR cutoff is 15:00."
-
-    def res(units, tokens, turns, ms, seconds, items):
-        return {"searches": len(units), "seconds": seconds, "tokens_delivered": sum(tokens),
-                "token_turns": sum(t * (b - a + 1) for t, (a, b) in zip(tokens, turns, strict=True)),
-                "evidence_turns": {f"e{i}": t for i, t in enumerate(turns)},
-                "traces": [{"candidates": [{"fused_rank": r} for r in range(1, 41)] + [{"fused_rank": None}],
-                            "tokens": {"reranker_units": u}} for u in units],
-                "steps": [{"turn": i + 1, "action": "search", "ms": m, "tokens": t,
-                           "response": {"results": it}} for i, (m, t, it) in enumerate(zip(ms, tokens, items,
-                                                                                             strict=True))]}
-
-    results = {
-        # first search finds nothing, the second delivers the quote
-        "c1": res([8800, 9000], [0, 2600], [(1, 3), (2, 3)], [100.0, 50.0], 2.0,
-                  [[], [{"doc_id": "pol", "text": q}, {"doc_id": "ro", "text": "Cutover completed."}]]),
-        "c2": res([8800], [1000], [(1, 2)], [80.0], 1.0, [[{"doc_id": "pol", "text": "x " + q}]]),
-    }
-    per_call, per_task = trace_costs(CASES[:2], results)
-    assert per_call["candidates"].tolist() == [40, 40, 40]
-    assert per_call["reranker_units"].tolist() == [8800, 9000, 8800]
-    assert per_call["delivered_tokens"].tolist() == [0, 2600, 1000]
-    t = per_task.set_index("case")
-    assert t.loc["c1", "ms_to_first_evidence"] == 150.0 and t.loc["c1", "ms_to_sufficient_evidence"] == 150.0
-    assert t.loc["c2", "ms_to_first_evidence"] == 80.0 and t.loc["c2", "ms_to_answer"] == 1000.0
-    assert t.loc["c1", "token_turns"] == 2600 * 2
-    econ = trace_economics(CASES[:2], results)
-    assert econ["calls_per_task"]["p50"] == 1.5 and econ["calls_per_task"]["max"] == 2
-    assert econ["evidence_persistence_turns"]["p50"] == 2.0       # turns 3, 2, 2
-    assert econ["reranker_units_per_call"]["p95"] == pytest.approx(8800 + 0.9 * 200)
-    assert econ["dominant_tail"]["term"] == "delivered_tokens_per_call"
-
-
 @pytest.mark.slow
 def test_width_sweep_on_the_fixture_corpus(fixture_index):
     from test_counterfactuals import eur_case

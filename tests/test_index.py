@@ -18,7 +18,8 @@ from hashing import HashEmbedder
 
 from ragkit import Document, Envelope, Funnel, Index, Scope, ValidationError, load_corpus
 from ragkit.core import IndexStateError
-from ragkit.index import index as index_mod
+from ragkit.index import FORMAT_VERSION, Segment
+from ragkit.index import segments as segments_mod
 from ragkit.retrieval import BM25Retriever
 
 EMB = HashEmbedder()
@@ -57,7 +58,7 @@ def test_roundtrip_layout_and_manifest(tmp_path, docs):
     root = tmp_path / "idx"
     assert {p.name for p in root.iterdir()} == {".lock", "CURRENT", "gen-000001.json", "segments"}
     manifest = _gen_manifest(root)
-    assert manifest["format_version"] == index_mod.FORMAT_VERSION == 3
+    assert manifest["format_version"] == FORMAT_VERSION == 3
     assert manifest["counts"]["rows"] == len(idx.rows)
     assert manifest["settings"]["chunker"]["method"] == "structure"
     assert len(manifest["corpus_fingerprint"]) == 40
@@ -123,14 +124,14 @@ def test_bm25_after_updates_equals_a_rebuild(docs):
 
 
 def test_merge_policy_bounds_segments_and_dead_rows(docs, monkeypatch):
-    monkeypatch.setattr(index_mod, "MAX_SEGMENTS", 3)
+    monkeypatch.setattr(segments_mod, "MAX_SEGMENTS", 3)
     idx = Index.build(docs, embedder=EMB)
     for n in range(6):
         d = docs[n % len(docs)]
         idx.add([Document(replace(d.envelope, version=f"v{n}"), d.text + f"\nrevision {n}\n")])
         assert len(idx.segments) <= 3 + 1
         snap = idx.snapshot()
-        assert snap.dead_rows <= index_mod.MAX_DEAD_FRACTION * len(snap.live) + 1e-9
+        assert snap.dead_rows <= segments_mod.MAX_DEAD_FRACTION * len(snap.live) + 1e-9
     idx.compact()
     assert len(idx.segments) == 1 and idx.snapshot().dead_rows == 0
     assert {c.doc_id for c in idx.rows} == {d.doc_id for d in docs}
@@ -191,7 +192,7 @@ def test_format_1_folder_is_refused_then_upgraded_without_reencoding(tmp_path, d
             fh.write(json.dumps({"envelope": d.envelope.to_mapping(), "text": d.text}) + "\n")
     with open(root / "chunks.jsonl", "w") as fh:
         for c in [*idx.sections.values(), *idx.rows]:
-            fh.write(json.dumps(index_mod._chunk_to_json(c)) + "\n")
+            fh.write(json.dumps(_chunk_json(c)) + "\n")
     np.save(root / "vectors.npy", idx.vectors)
     (root / "manifest.json").write_text(json.dumps({**idx.manifest, "format_version": 1}))
     with pytest.raises(IndexStateError, match="format 1.*ragkit index DIR --out"):
@@ -203,6 +204,13 @@ def test_format_1_folder_is_refused_then_upgraded_without_reencoding(tmp_path, d
     assert [c.chunk_id for c in Index.load(root, embedder=EMB).rows] == [c.chunk_id for c in idx.rows]
 
 
+def _chunk_json(c):
+    """A chunk as formats 1 and 2 wrote it (JSON lines; the text is a slice of its document)."""
+    return {"chunk_id": c.chunk_id, "doc_id": c.doc_id, "version": c.version, "start": c.start,
+            "end": c.end, "title": c.title, "section_path": list(c.section_path), "anchor": c.anchor,
+            "parent_id": c.parent_id, "preamble": c.preamble, "kind": c.kind}
+
+
 def _downgrade_to_format_2(root):
     """Rewrite the current generation of ``root`` as format 2 wrote it (JSON lines, postings.npz)."""
     from ragkit.index import storage
@@ -211,18 +219,18 @@ def _downgrade_to_format_2(root):
     manifest = _gen_manifest(root)
     for entry in manifest["segments"]:
         folder = root / "segments" / entry["name"]
-        seg = index_mod.Segment.read(root / "segments", entry, verify=True, root=root)
+        seg = Segment.read(root / "segments", entry, verify=True, root=root)
         with open(folder / "documents.jsonl", "w") as fh:
             for d in seg.documents:
                 fh.write(json.dumps({"envelope": d.envelope.to_mapping(), "text": d.text}) + "\n")
         with open(folder / "chunks.jsonl", "w") as fh:
             for c in [*seg.sections, *seg.rows]:
-                fh.write(json.dumps(index_mod._chunk_to_json(c)) + "\n")
+                fh.write(json.dumps(_chunk_json(c)) + "\n")
         Postings.load(folder).save(folder, legacy=True)
         for name in ("documents.parquet", "chunks.parquet", *Postings.FILES[:4]):
             (folder / name).unlink()
         entry.pop("format", None)
-        entry["files"] = {n: storage.sha256_file(folder / n) for n in index_mod._SEGMENT_FILES_V2}
+        entry["files"] = {n: storage.sha256_file(folder / n) for n in segments_mod.SEGMENT_FILES_V2}
     manifest.update({"format_version": 2, "generation": manifest["generation"] + 1})
     manifest.pop("checksum", None)
     storage.commit_generation(root, manifest)
@@ -240,7 +248,7 @@ def test_format_2_folder_loads_and_upgrades_to_columnar_without_reencoding(tmp_p
     up = Index.upgrade(root, embedder=counting)
     assert counting.encoded == 0
     manifest = _gen_manifest(root)
-    assert manifest["format_version"] == index_mod.FORMAT_VERSION == 3
+    assert manifest["format_version"] == FORMAT_VERSION == 3
     folder = root / "segments" / manifest["segments"][0]["name"]
     assert (folder / "chunks.parquet").is_file() and not (folder / "chunks.jsonl").exists()
     again = Index.load(root, embedder=EMB)

@@ -67,7 +67,7 @@ def milvus_rows(config) -> dict[str, np.ndarray]:
     """chunk_id -> dense vector of every retrievable row in the collection (read with pymilvus)."""
     from pymilvus import MilvusClient
 
-    # a dedicated connection that pings only during calls (see ragkit.backends.milvus.ingest._flush)
+    # a dedicated connection that pings only during calls (see ragkit.backends.milvus.ray_ingest._flush)
     client = MilvusClient(uri=config.uri, token=config.token, dedicated=True,
                           grpc_options={"grpc.keepalive_permit_without_calls": 0})
     try:
@@ -116,7 +116,7 @@ def test_search_through_milvus_finds_a_known_document(ingested, config, embedder
     index = MilvusIndex.open(config, embedder=embedder)
     hits = index.search_lexical("settlement cutoff", 5, None)
     assert hits.ids, "no hit"
-    assert any("settlement" in index.rows[i].doc_id for i in hits.ids)
+    assert any("settlement" in c.doc_id for c in index.snapshot().fetch(hits.ids))
 
 
 @pytest.mark.milvus

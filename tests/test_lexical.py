@@ -490,7 +490,7 @@ def test_feedback_settings_are_validated(kwargs, message):
 
 def test_feedback_attribute_must_be_a_feedback():
     bm25 = _feedback_index()
-    with pytest.raises(ValidationError, match="expected a ragkit.retrieval.lexical.Feedback or None"):
+    with pytest.raises(ValidationError, match="expected a ragkit.retrieval.Feedback or None"):
         bm25.feedback = {"docs": 10}  # type: ignore[assignment]
 
 
@@ -529,3 +529,47 @@ def test_search_equals_the_simple_path_bit_for_bit_on_random_corpora(seed):
                 assert got == ref, (query, k)
                 assert got.ids == [] or all(live[r] and (mask is None or mask[r]) for r in got.ids)
             assert np.array_equal(bm25.scores(query, mask), ref_scores)
+
+
+# ---------------------------------------------------------------- the shared pieces, by hand
+
+
+def test_best_rows_keeps_ties_with_the_kth_and_prefers_lower_rows():
+    from ragkit.retrieval import best_rows
+
+    rows = np.array([9, 4, 7, 2, 5])
+    scores = np.array([1.0, 2.0, 1.0, 1.0, 3.0])
+    assert best_rows(rows, scores, 3) == Ranking([5, 4, 2], [3.0, 2.0, 1.0])  # 2 wins the tie of 1.0
+    assert best_rows(rows, scores, 10).ids == [5, 4, 2, 7, 9]
+    assert best_rows(np.array([], dtype=np.int64), np.array([]), 3) == Ranking([], [])
+
+
+def test_rm3_weights_by_hand():
+    from ragkit.retrieval import Feedback, rm3_weights
+
+    terms = {0: (["ledger", "audit"], np.array([3.0, 1.0])), 1: (["audit", "x"], np.array([1.0, 1.0]))}
+    fb = Feedback(docs=2, terms=1, orig_weight=0.5)
+    # p(t|R): row 0 weighs 3/4 of the score mass, row 1 1/4
+    #   ledger 3/4 * 3/4 = 0.5625; audit 3/4 * 1/4 + 1/4 * 1/2 = 0.3125; 'x' is one letter: skipped
+    # terms=1 keeps ledger, renormalised to 1; the query 'ledger ledger' has two tokens:
+    #   ledger = 0.5 * 2 + (1 - 0.5) * 2 * 1.0 = 2.0
+    out = rm3_weights(["ledger", "ledger"], Ranking([0, 1], [3.0, 1.0]), terms.__getitem__, fb)
+    assert out == {"ledger": 2.0}
+    fb2 = Feedback(docs=2, terms=5, orig_weight=0.5)
+    out2 = rm3_weights(["ledger"], Ranking([0, 1], [3.0, 1.0]), terms.__getitem__, fb2)
+    assert out2 == pytest.approx({"ledger": 0.5 + 0.5 * 0.5625 / 0.875, "audit": 0.5 * 0.3125 / 0.875})
+    # no positive first-pass score, or orig_weight 1: the query alone
+    assert rm3_weights(["a", "a"], Ranking([], []), terms.__getitem__, fb) == {"a": 1.0}
+    assert rm3_weights(["a"], Ranking([0], [2.0]), terms.__getitem__, Feedback(orig_weight=1.0)) == {"a": 1.0}
+
+
+def test_analysis_helpers_reject_unknown_settings():
+    from ragkit.retrieval import analyse, stemmer_for, stopword_set
+
+    assert stemmer_for(None) is None and stopword_set(None) == frozenset()
+    assert stopword_set(["The", "a"]) == {"the", "a"}
+    assert analyse("The ledgers", stemmer_for("english"), stopword_set("en")) == ["ledger"]
+    with pytest.raises(ValidationError, match="not a PyStemmer language"):
+        stemmer_for("klingon")
+    with pytest.raises(ValidationError, match="stopwords='de' is unknown"):
+        stopword_set("de")

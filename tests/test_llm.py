@@ -262,9 +262,9 @@ def _ask(tmp_path, **extra_env):
     import os
 
     env = {k: v for k, v in os.environ.items() if not k.startswith(("RAGKIT_LLM", "OPENAI", "ANTHROPIC"))}
-    return subprocess.run([sys.executable, "-m", "ragkit.app.cli", "ask", "EUR cutoff?", "--index", str(tmp_path),
-                           "--tenant", "acme"], capture_output=True, text=True, env={**env, **extra_env},
-                          timeout=120)
+    command = [sys.executable, "-m", "ragkit.app.cli", "ask", "EUR cutoff?", "--index", str(tmp_path),
+               "--tenant", "acme"]
+    return subprocess.run(command, capture_output=True, text=True, env={**env, **extra_env}, timeout=120)
 
 
 def test_ask_bad_llm_settings_exit_2_with_one_line(tmp_path):

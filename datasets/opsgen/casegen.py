@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 
-from ragkit.evaluation.cases import normalise_value
+from ragkit.text.normalise import normalise_value
 
 from . import pools
 from .common import Doc, content_stems, long_date, month_year, pick

@@ -1,4 +1,12 @@
-"""The agent loop, its state and policies (offline and LLM-driven), and the LLM clients."""
+"""The agent: its records, the loop, the offline and LLM policies, and the LLM clients.
+
+Modules, bottom to top (import-linter's ``ragkit.agent`` contract in ``pyproject.toml``):
+:mod:`~ragkit.agent.state` (the records a policy sees and proposes, and the policy protocol),
+:mod:`~ragkit.agent.llm` (LLM clients), :mod:`~ragkit.agent.result` (what a run returns),
+:mod:`~ragkit.agent.tool_loop` (a model answers with the tools: ``ragkit ask``),
+:mod:`~ragkit.agent.offline` and :mod:`~ragkit.agent.llm_policy` (the policies), and
+:mod:`~ragkit.agent.loop` (the :class:`Agent` that runs a policy under its guards).
+"""
 
 from ragkit.agent.llm import (
     PROVIDERS,
@@ -6,34 +14,26 @@ from ragkit.agent.llm import (
     LLMClient,
     LLMError,
     LLMNotConfigured,
-    LoopResult,
     OpenAIChat,
     Reply,
     ToolCall,
     Usage,
-    answer_with_llm,
     client_from_env,
     configured,
+)
+from ragkit.agent.llm_policy import KIND_OF_TOOL, LLMPolicy, LLMRun
+from ragkit.agent.loop import Agent, ask_offline
+from ragkit.agent.offline import CONTRADICTION_TERMS, Judgement, OfflinePolicy, OfflineRun, abstention_text
+from ragkit.agent.result import AgentResult
+from ragkit.agent.state import ACTIONS, PLACEMENTS, Action, AgentState, EvidenceUse, Policy, PolicyRun, Step
+from ragkit.agent.tool_loop import (
+    LoopResult,
+    answer_with_llm,
     format_result,
     prepare_ask,
     run_tool_loop,
     system_prompt,
 )
-from ragkit.agent.llm_policy import KIND_OF_TOOL, LLMPolicy, LLMRun
-from ragkit.agent.loop import (
-    ACTIONS,
-    PLACEMENTS,
-    Action,
-    Agent,
-    AgentResult,
-    AgentState,
-    EvidenceUse,
-    Policy,
-    PolicyRun,
-    Step,
-    ask_offline,
-)
-from ragkit.agent.offline import CONTRADICTION_TERMS, Judgement, OfflinePolicy, OfflineRun, abstention_text
 
 __all__ = [
     "ACTIONS",

@@ -16,11 +16,8 @@ and connection errors with exponential backoff (0.5 s doubling to 8 s, with jitt
 the server's ``Retry-After``). An unreachable endpoint, a missing or rejected key, and a
 rate limit that outlasts the retries each raise :class:`LLMError` saying what to set.
 
-:func:`run_tool_loop` runs one question to an answer: it sends the three tool schemas
-(generated from :mod:`ragkit.tools.toolbox`), executes every tool call the model makes through
-:meth:`ragkit.tools.toolbox.Toolbox.call` (in the toolbox's fixed scope), returns each result
-wrapped by :func:`ragkit.text.untrusted.wrap_untrusted`, and stops when the model answers
-(or, after ``max_turns`` rounds of tool calls, asks it to answer without tools).
+The plain tool loop of ``ragkit ask`` (:func:`ragkit.agent.tool_loop.run_tool_loop`) and the
+LLM policy of the agent loop (:mod:`ragkit.agent.llm_policy`) use these clients.
 
 The tests of this module (tests/test_llm.py) are wire-format tests: a real HTTP server
 on loopback replays request/response pairs in each API's format through the real SDKs.
@@ -29,27 +26,21 @@ They check the protocol, not the quality of any model's answers.
 Example:
     >>> client_from_env(env={"RAGKIT_LLM": "ollama:qwen2.5:7b"}).base_url
     'http://localhost:11434/v1/'
-    >>> client = client_from_env()                                  # doctest: +SKIP
-    >>> result = run_tool_loop(client, toolbox, "EUR cutoff for acme?")   # doctest: +SKIP
-    >>> result.answer, [c["name"] for c in result.tool_calls]       # doctest: +SKIP
 """
 
 from __future__ import annotations
 
 import json
 import os
-import time
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ragkit.core.errors import RagkitError
-from ragkit.text.untrusted import SYSTEM_NOTE, wrap_untrusted
-from ragkit.tools.toolbox import Toolbox, ToolSpec, for_model
+from ragkit.tools.schemas import TOOL_SPECS, ToolSpec
 
 __all__ = ["LLMError", "LLMNotConfigured", "ToolCall", "Usage", "Reply", "LLMClient", "OpenAIChat",
-           "AnthropicMessages", "client_from_env", "run_tool_loop", "LoopResult", "PROVIDERS",
-           "system_prompt", "answer_with_llm", "prepare_ask", "format_result", "configured"]
+           "AnthropicMessages", "client_from_env", "PROVIDERS", "configured", "arguments_object"]
 
 PROVIDERS = ("openai", "ollama", "anthropic")
 _EXAMPLES = "RAGKIT_LLM=openai:gpt-4.1-mini, ollama:qwen2.5:7b or anthropic:claude-sonnet-4-6"
@@ -111,8 +102,8 @@ class LLMClient:
     def chat(self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Any] | None = None, *,
              system: str = "", use_tools: bool = True) -> Reply:
         """:meth:`complete` with looser inputs: ``{"role": "system"}`` messages become the system prompt;
-        ``tools`` may be :class:`~ragkit.tools.toolbox.ToolSpec` objects or dicts in OpenAI or Anthropic format
-        (default: the three ragkit tools)."""
+        ``tools`` may be :class:`~ragkit.tools.schemas.ToolSpec` objects or dicts in OpenAI or Anthropic
+        format (default: the three ragkit tools)."""
         prompt = [system] if system else []
         prompt += [str(m["content"]) for m in messages if m["role"] == "system"]
         rest = [m for m in messages if m["role"] != "system"]
@@ -214,8 +205,8 @@ class AnthropicMessages(LLMClient):
             if m["role"] == "assistant":
                 blocks: list[dict[str, Any]] = [{"type": "text", "text": m["content"]}] \
                     if m.get("content") else []
-                blocks += [{"type": "tool_use", "id": c.id, "name": c.name, "input": _as_object(c.arguments)}
-                           for c in m.get("tool_calls", ())]
+                blocks += [{"type": "tool_use", "id": c.id, "name": c.name,
+                            "input": arguments_object(c.arguments)} for c in m.get("tool_calls", ())]
                 wire.append({"role": "assistant", "content": blocks})
             elif m["role"] == "tool":
                 block = {"type": "tool_result", "tool_use_id": m["tool_call_id"], "content": m["content"],
@@ -237,8 +228,6 @@ class AnthropicMessages(LLMClient):
 
 
 def _as_specs(tools: Sequence[Any] | None) -> list[ToolSpec]:
-    from ragkit.tools.toolbox import TOOL_SPECS
-
     if tools is None:
         return list(TOOL_SPECS.values())
     out = []
@@ -267,7 +256,8 @@ def configured(env: Mapping[str, str] | None = None) -> LLMClient | None:
         return None
 
 
-def _as_object(arguments: Any) -> Any:
+def arguments_object(arguments: Any) -> Any:
+    """A tool call's arguments as an object: JSON text parsed (``{"_unparsed": text}`` if it is not JSON)."""
     if isinstance(arguments, str):
         try:
             return json.loads(arguments)
@@ -323,118 +313,3 @@ def client_from_env(spec: str | None = None, env: Mapping[str, str] | None = Non
         raise LLMError(f"RAGKIT_LLM={spec} needs an API key: set OPENAI_API_KEY (or OPENAI_BASE_URL for a "
                        "local OpenAI-compatible server such as vLLM or llama.cpp)")
     return OpenAIChat(model, api_key=key or "not-needed", base_url=base, timeout=timeout, max_retries=retries)
-
-
-def system_prompt(toolbox: Toolbox, as_of: str | None = None) -> str:
-    """The system prompt of :func:`run_tool_loop`: how to use the tools, cite, abstain, and the trust note."""
-    when = (f" Answer as of {as_of}: pass valid_at=\"{as_of}\" to search_knowledge." if as_of else "")
-    return ("You answer questions from a document collection using the retrieval tools, as the caller "
-            f"({toolbox.scope}). Search before answering; search again with other words or identifiers when "
-            "results do not answer the question; read a section with retrieve_documents when an excerpt is "
-            "not enough. Cite every claim inline as [doc_id#anchor] from tool results. Prefer documents "
-            "that are valid at the asked date and not superseded. If the evidence is insufficient, say so "
-            f"and name what is missing instead of guessing.{when} {SYSTEM_NOTE}")
-
-
-@dataclass
-class LoopResult:
-    """One question answered by a model with the tools: the answer and the tool-call transcript."""
-
-    question: str
-    answer: str
-    model: str
-    tool_calls: list[dict[str, Any]] = field(default_factory=list)
-    turns: int = 0
-    stopped: str = "answer"   # "answer", or "max_turns" when the model was asked to answer without tools
-    usage: Usage = Usage()
-    seconds: float = 0.0
-
-    def to_json(self) -> dict[str, Any]:
-        return {**asdict(self), "usage": asdict(self.usage)}
-
-
-def run_tool_loop(client: LLMClient, toolbox: Toolbox, question: str, *, max_turns: int = 6,
-                  as_of: str | None = None, system: str | None = None) -> LoopResult:
-    """Ask ``question``; execute the model's tool calls through ``toolbox`` until it answers.
-
-    Each round the model may call several tools; each call runs through
-    :meth:`Toolbox.call` (never raises; a bad call returns a structured error the model can
-    fix) and its result goes back wrapped as untrusted evidence. After ``max_turns``
-    rounds of tool calls the model is asked once more, with tools disabled, to answer.
-    The transcript keeps every call's arguments and full response (trace included).
-    """
-    if not question.strip():
-        raise LLMError("the question is empty")
-    t0 = time.perf_counter()
-    specs = list(toolbox.specs.values())
-    prompt = system if system is not None else system_prompt(toolbox, as_of)
-    messages: list[dict[str, Any]] = [{"role": "user", "content": question}]
-    result = LoopResult(question, "", f"{client.provider}:{client.model}")
-    for turn in range(max_turns + 1):
-        reply = client.complete(messages, specs, prompt, use_tools=turn < max_turns)
-        result.usage += reply.usage
-        result.turns = turn + 1
-        if not reply.tool_calls or turn == max_turns:
-            result.answer = reply.text
-            result.stopped = "answer" if turn < max_turns else "max_turns"
-            break
-        messages.append({"role": "assistant", "content": reply.text, "tool_calls": list(reply.tool_calls)})
-        for call in reply.tool_calls:
-            response = toolbox.call(call.name, call.arguments)
-            result.tool_calls.append({"turn": turn + 1, "id": call.id, "name": call.name,
-                                      "arguments": _as_object(call.arguments), "ok": response["ok"],
-                                      "tokens": response["tokens"], "response": response})
-            content = wrap_untrusted(json.dumps(for_model(response), ensure_ascii=False),
-                                     source=f"ragkit:{call.name}")
-            messages.append({"role": "tool", "tool_call_id": call.id, "name": call.name, "content": content,
-                             "is_error": not response["ok"]})
-    result.seconds = time.perf_counter() - t0
-    return result
-
-
-def answer_with_llm(toolbox: Toolbox, question: str, *, as_of: str | None = None, max_turns: int = 6,
-                    env: Mapping[str, str] | None = None) -> LoopResult:
-    """Answer ``question`` with the LLM ``RAGKIT_LLM`` names, using ``toolbox``: the ``ragkit ask`` path.
-
-    Returns the final text and the tool-call transcript (:class:`LoopResult`).
-
-    Raises:
-        LLMNotConfigured: ``RAGKIT_LLM`` is unset (use the offline agent, :mod:`ragkit.agent.loop`).
-        LLMError: a bad setting, a missing key, or an endpoint that cannot be used.
-    """
-    return run_tool_loop(client_from_env(env=env), toolbox, question, max_turns=max_turns, as_of=as_of)
-
-
-def prepare_ask(index: Any, tenant: str, groups: str = "", *, as_of: str | None = None,
-                env: Mapping[str, str] | None = None) -> tuple[LLMClient, Toolbox, str | None]:
-    """Check every input of ``ragkit ask`` before any request: the date, the LLM setting, the index.
-
-    Returns ``(client, toolbox, as_of)`` with ``as_of`` normalised to an ISO date (or ``None``).
-
-    Raises:
-        ValidationError: a malformed ``as_of`` or an empty tenant.
-        LLMNotConfigured / LLMError: no LLM configured, a bad setting or a missing key.
-        IndexStateError: ``index`` is not a readable ragkit index.
-    """
-    from ragkit.core.records import parse_time
-    from ragkit.core.scope import Scope
-    from ragkit.index.index import Index
-
-    moment = parse_time(as_of, field_name="--as-of")
-    scope = Scope(tenant, groups, all_groups=(tenant == "*" and not groups))
-    client = client_from_env(env=env)
-    toolbox = Toolbox(Index.load(index), scope)
-    return client, toolbox, moment.date().isoformat() if moment else None
-
-
-def format_result(result: LoopResult) -> str:
-    """The answer, then one line per tool call and the token usage (for the terminal)."""
-    lines = [result.answer.strip() or "(the model returned no text)", ""]
-    for call in result.tool_calls:
-        state = "ok" if call["ok"] else f"error {call['response']['error']['code']}"
-        args = json.dumps(call["arguments"], ensure_ascii=False)
-        lines.append(f"  turn {call['turn']}: {call['name']}({args}) -> {state}, {call['tokens']} tokens")
-    budget = " (tool budget used up: answered without tools)" if result.stopped == "max_turns" else ""
-    lines.append(f"  {result.model}: {result.turns} requests, {result.usage.input_tokens} input + "
-                 f"{result.usage.output_tokens} output tokens, {result.seconds:.1f} s{budget}")
-    return "\n".join(lines)

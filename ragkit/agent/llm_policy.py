@@ -2,7 +2,7 @@
 
 :class:`LLMPolicy` plugs a :class:`ragkit.agent.llm.LLMClient` (OpenAI-compatible or Anthropic,
 chosen with ``RAGKIT_LLM``) into :class:`ragkit.agent.loop.Agent`. The model sees the three tool
-schemas and the system prompt of :func:`ragkit.agent.llm.system_prompt`; each tool call it makes
+schemas and the system prompt of :func:`ragkit.agent.tool_loop.system_prompt`; each tool call it makes
 becomes one loop action (``search_knowledge`` -> ``search``, ``retrieve_documents`` ->
 ``fetch``, ``related_documents`` -> ``related``), so the loop's search cap, search-loop
 refusal and step ceiling apply exactly as they do to the offline policy; a refused call
@@ -32,8 +32,17 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragkit.agent.loop import Action, AgentState
+from ragkit.agent.llm import LLMClient, Reply, ToolCall
+from ragkit.agent.state import Action, AgentState
+from ragkit.agent.tool_loop import system_prompt
+from ragkit.core.errors import ValidationError
+from ragkit.core.scope import Scope
 from ragkit.evidence.citations import CITATION_RE
+from ragkit.evidence.resolution import resolve
+from ragkit.text.untrusted import wrap_untrusted
+from ragkit.text.values import read_values
+from ragkit.tools.responses import for_model
+from ragkit.tools.schemas import TOOL_SPECS, ToolSpec
 
 __all__ = ["LLMPolicy", "LLMRun", "KIND_OF_TOOL"]
 
@@ -46,25 +55,25 @@ _ALWAYS_ON_ID = "always_on_1"
 class LLMRun:
     """One task driven by a model: the conversation, the model's pending tool calls, usage."""
 
-    client: Any
+    client: LLMClient
     system: str
-    specs: list[Any]
+    specs: list[ToolSpec]
     messages: list[dict[str, Any]] = field(default_factory=list)
-    pending: list[Any] = field(default_factory=list)  # ToolCalls of the last reply not yet run
-    waiting: Any = None  # the ToolCall whose action the loop is running
+    pending: list[ToolCall] = field(default_factory=list)  # calls of the last reply not yet run
+    waiting: ToolCall | None = None  # the call whose action the loop is running
     seen_steps: int = 0
     requests: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
 
     def first_search(self, state: AgentState) -> Action:
-        from ragkit.agent.llm import ToolCall
-
+        """The always-on first search, shown to the model as a search it made."""
         self.waiting = ToolCall(_ALWAYS_ON_ID, "search_knowledge", {"query": state.task})
         self.messages.append({"role": "assistant", "content": "", "tool_calls": [self.waiting]})
         return Action("search", {"query": state.task}, "always-on retrieval with the task")
 
     def next_action(self, state: AgentState) -> Action:
+        """The model's next tool call as a loop action; its text as the draft when it stops calling tools."""
         self._report(state)
         if not self.pending:
             reply = self._ask(use_tools=True)
@@ -96,6 +105,7 @@ class LLMRun:
         return Action(kind, _arguments(call.arguments), f"the model called {call.name}")
 
     def conclude(self, state: AgentState, why: str) -> Action:
+        """Tell the model to stop searching and answer now (tools disabled); its text is the draft."""
         self._report(state)
         for call in self.pending:  # calls the loop will not run
             self.messages.append(self._result(call, {"ok": False, "refused": f"not run: {why}"}))
@@ -122,10 +132,7 @@ class LLMRun:
         self.messages.append(self._result(self.waiting, response))
         self.waiting = None
 
-    def _result(self, call: Any, response: dict[str, Any]) -> dict[str, Any]:
-        from ragkit.text.untrusted import wrap_untrusted
-        from ragkit.tools.toolbox import for_model
-
+    def _result(self, call: ToolCall, response: dict[str, Any]) -> dict[str, Any]:
         view = for_model(response) if "trace" in response else response
         content = wrap_untrusted(
             json.dumps(view, ensure_ascii=False, default=str), source=f"ragkit:{call.name}"
@@ -138,7 +145,7 @@ class LLMRun:
             "is_error": not response.get("ok", False),
         }
 
-    def _ask(self, *, use_tools: bool) -> Any:
+    def _ask(self, *, use_tools: bool) -> Reply:
         reply = self.client.complete(self.messages, self.specs, self.system, use_tools=use_tools)
         self.requests += 1
         self.input_tokens += reply.usage.input_tokens
@@ -150,9 +157,6 @@ class LLMRun:
         text = (text or "").strip()
         if not CITATION_RE.search(text):
             return Action("abstain", {"answer": text or "The model gave no answer."}, why)
-        from ragkit.evidence.resolution import resolve
-        from ragkit.text.values import read_values
-
         record = resolve(state.task, state.delivered(), as_of=state.as_of, caller=state.caller)
         decision = record.decision
         if decision is not None and decision.kind in ("time", "amount", "date", "id"):
@@ -179,12 +183,11 @@ class LLMPolicy:
 
     Args:
         client: a :class:`ragkit.agent.llm.LLMClient` (e.g. ``ragkit.agent.llm.configured()``).
-        system: the system prompt (default: :func:`ragkit.agent.llm.system_prompt` for the toolbox's caller).
+        system: the system prompt (default: :func:`ragkit.agent.tool_loop.system_prompt` for the
+            toolbox's caller).
     """
 
-    def __init__(self, client: Any, *, system: str | None = None):
-        from ragkit.core.errors import ValidationError
-
+    def __init__(self, client: LLMClient, *, system: str | None = None):
         if client is None or not hasattr(client, "complete"):
             raise ValidationError(
                 "LLMPolicy needs an LLM client (ragkit.agent.llm.configured() returned None: set "
@@ -196,12 +199,9 @@ class LLMPolicy:
         self.name = f"llm:{getattr(client, 'provider', '?')}:{getattr(client, 'model', '?')}"
 
     def begin(self, state: AgentState) -> LLMRun:
-        from ragkit.tools.toolbox import TOOL_SPECS
-
+        """Start the conversation: the system prompt for the caller, the tool schemas and the task."""
         system = self.system
         if system is None:
-            from ragkit.agent.llm import system_prompt
-
             system = system_prompt(_ScopeOnly(state.caller), state.as_of)  # type: ignore[arg-type]
         run = LLMRun(self.client, system, list(TOOL_SPECS.values()))
         run.messages.append({"role": "user", "content": state.task})
@@ -210,7 +210,7 @@ class LLMPolicy:
 
 @dataclass
 class _ScopeOnly:
-    scope: Any
+    scope: Scope | None
 
 
 def _arguments(arguments: Any) -> dict[str, Any]:

@@ -37,333 +37,26 @@ Example:
 
 from __future__ import annotations
 
-import html
-import json
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
+from ragkit.agent.offline import OfflinePolicy
+from ragkit.agent.result import AgentResult
+from ragkit.agent.state import PLACEMENTS, TOOL_OF_ACTION, Action, AgentState, EvidenceUse, Policy, Step
 from ragkit.core.errors import ValidationError
 from ragkit.core.records import parse_time
+from ragkit.core.scope import Scope, snapshot_filters
+from ragkit.evidence.citations import verify
+from ragkit.evidence.resolution import resolve
+from ragkit.evidence.spans import Evidence
+from ragkit.models.tokens import count_tokens
+from ragkit.text.normalise import normalise_value
 from ragkit.text.taskparse import jaccard, normalise_query
+from ragkit.text.values import asked_kind, read_values
+from ragkit.tools.toolbox import Toolbox
 
-__all__ = [
-    "PLACEMENTS",
-    "ACTIONS",
-    "Action",
-    "Step",
-    "EvidenceUse",
-    "AgentState",
-    "AgentResult",
-    "Agent",
-    "Policy",
-    "ask_offline",
-    "PolicyRun",
-]
-
-PLACEMENTS = ("pipeline", "tool", "hybrid")
-ACTIONS = ("search", "fetch", "related", "answer", "abstain")
-_TOOL_OF = {"search": "search_knowledge", "fetch": "retrieve_documents", "related": "related_documents"}
-
-
-@dataclass(frozen=True)
-class Action:
-    """What the policy wants next: a kind (:data:`ACTIONS`), its arguments and why.
-
-    Tool actions carry the tool's JSON arguments (``search``: ``query`` and filters;
-    ``fetch``: ``ids``; ``related``: ``doc_id``). ``answer`` carries ``answer`` (text with
-    inline ``[doc_id#anchor]`` citations); ``abstain`` carries ``answer`` (what was searched,
-    found, missing, and what to confirm).
-    """
-
-    kind: str
-    arguments: dict[str, Any] = field(default_factory=dict)
-    reason: str = ""
-    record: Any = field(default=None, compare=False, repr=False)  # the policy's decision record, if any
-
-    def __post_init__(self) -> None:
-        if self.kind not in ACTIONS:
-            raise ValidationError(f"action {self.kind!r} is unknown; use one of {ACTIONS}", field="kind")
-
-
-@dataclass
-class Step:
-    """One turn of the loop: the action, its arguments, the tool response and its cost.
-
-    ``refused`` is the loop's message when the action was not run (search cap, search loop,
-    step cap); the policy sees it as the step's response.
-    """
-
-    turn: int
-    action: str
-    arguments: dict[str, Any]
-    ok: bool
-    ms: float
-    tokens: int
-    response: dict[str, Any]
-    reason: str = ""
-    refused: str | None = None
-
-    @property
-    def hits(self) -> list[dict[str, Any]]:
-        """Delivered items with per-stage ranks (``bm25``, ``dense``, ``rrf``, ``rerank``, ``final``)."""
-        items = self.response.get("results") or self.response.get("documents") or []
-        ranks: dict[str, dict[str, Any]] = {}
-        trace = self.response.get("trace") or {}
-        columns = trace.get("columns") or []
-        for row in trace.get("candidates") or []:
-            rec = dict(zip(columns, row, strict=False))
-            if "chunk_id" in rec:
-                ranks[rec["chunk_id"]] = rec
-        out = []
-        for item in items:
-            rec = ranks.get(item.get("chunk_id", ""), {})
-            out.append(
-                {
-                    "citation": item.get("citation"),
-                    "rank": item.get("rank"),
-                    "source_type": item.get("source_type"),
-                    "tenant": item.get("tenant"),
-                    "validity": item.get("validity"),
-                    "score": item.get("score"),
-                    "bm25": rec.get("lexical_rank"),
-                    "dense": rec.get("dense_rank"),
-                    "rrf": rec.get("fused_rank"),
-                    "rerank": rec.get("rerank_rank"),
-                    "final": rec.get("final_rank"),
-                }
-            )
-        return out
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "turn": self.turn,
-            "action": self.action,
-            "arguments": self.arguments,
-            "ok": self.ok,
-            "ms": round(self.ms, 1),
-            "tokens": self.tokens,
-            "reason": self.reason,
-            "refused": self.refused,
-            "hits": self.hits,
-            "response": self.response,
-        }
-
-
-@dataclass
-class EvidenceUse:
-    """A delivered piece of evidence, the tool item it came from, and when it entered context."""
-
-    evidence: Any  # ragkit.evidence.resolution.Evidence
-    item: dict[str, Any]  # the tool's JSON item (envelope fields, score, validity, ...)
-    first_turn: int
-    query: str = ""
-
-    @property
-    def citation(self) -> str:
-        return str(self.item.get("citation"))
-
-
-@dataclass
-class AgentState:
-    """What the policy may look at: the task, the caller, the steps so far and the delivered evidence."""
-
-    task: str
-    as_of: str | None
-    tenant: str
-    placement: str
-    max_searches: int
-    caller: Any = None  # the toolbox's Scope (for resolution and citation checks)
-    steps: list[Step] = field(default_factory=list)
-    evidence: dict[str, EvidenceUse] = field(default_factory=dict)
-    searches: int = 0
-
-    @property
-    def turn(self) -> int:
-        return len(self.steps) + 1
-
-    @property
-    def searches_left(self) -> int:
-        return self.max_searches - self.searches
-
-    def queries(self) -> list[str]:
-        """Queries of the searches that ran."""
-        return [
-            s.arguments.get("query", "") for s in self.steps if s.action == "search" and s.refused is None
-        ]
-
-    def delivered(self) -> list[Any]:
-        """Evidence objects in the order they entered context."""
-        return [u.evidence for u in self.evidence.values()]
-
-
-class PolicyRun(Protocol):
-    """One task's worth of policy: proposes actions from the state."""
-
-    def first_search(self, state: AgentState) -> Action: ...
-    def next_action(self, state: AgentState) -> Action: ...
-    def conclude(self, state: AgentState, why: str) -> Action: ...
-
-
-class Policy(Protocol):
-    """A policy: ``name`` and ``begin(state)`` that returns a :class:`PolicyRun` for one task."""
-
-    name: str
-
-    def begin(self, state: AgentState) -> PolicyRun: ...
-
-
-@dataclass
-class AgentResult:
-    """The answer, the decision record, the verified citations and the full trace of one task."""
-
-    task: str
-    answer: str
-    abstained: bool
-    value: str | None
-    record: Any
-    verification: Any
-    steps: list[Step]
-    delivered: list[Any]
-    searches: int
-    seconds: float
-    tokens_delivered: int
-    placement: str = "hybrid"
-    policy: str = "offline"
-    as_of: str | None = None
-    evidence_turns: dict[str, tuple[int, int]] = field(default_factory=dict)
-    asked: str = "text"
-
-    @property
-    def calls(self) -> int:
-        """Tool calls that ran (refused ones excluded)."""
-        return sum(1 for s in self.steps if s.action in _TOOL_OF and s.refused is None)
-
-    @property
-    def citations(self) -> list[str]:
-        """Citations of the delivered answer that verified (empty when abstained)."""
-        if self.abstained or self.verification is None:
-            return []
-        return [str(c) for claim in self.verification.claims if claim.ok for c in claim.citations]
-
-    @property
-    def token_turns(self) -> int:
-        """Evidence tokens times the turns each piece stayed in context (CURRICULUM section 5)."""
-        tokens = {u.get("citation"): u.get("tokens", 0) for u in self._uses}
-        return sum(tokens.get(c, 0) * (last - first + 1) for c, (first, last) in self.evidence_turns.items())
-
-    _uses: list[dict[str, Any]] = field(default_factory=list, repr=False)
-
-    def to_json(self) -> dict[str, Any]:
-        record = (
-            self.record.to_dict() if self.record is not None and hasattr(self.record, "to_dict") else None
-        )
-        verification = None
-        if self.verification is not None:
-            verification = {
-                "ok": self.verification.ok,
-                "claims": [
-                    {
-                        "text": c.text,
-                        "citations": [str(x) for x in c.citations],
-                        "ok": c.ok,
-                        "reasons": list(c.reasons),
-                    }
-                    for c in self.verification.claims
-                ],
-            }
-        return {
-            "task": self.task,
-            "as_of": self.as_of,
-            "placement": self.placement,
-            "policy": self.policy,
-            "asked": self.asked,
-            "answer": self.answer,
-            "abstained": self.abstained,
-            "value": self.value,
-            "citations": self.citations,
-            "record": record,
-            "verification": verification,
-            "searches": self.searches,
-            "calls": self.calls,
-            "seconds": round(self.seconds, 3),
-            "tokens_delivered": self.tokens_delivered,
-            "token_turns": self.token_turns,
-            "evidence_turns": {k: list(v) for k, v in self.evidence_turns.items()},
-            "steps": [s.to_json() for s in self.steps],
-        }
-
-    def __str__(self) -> str:
-        lines = [
-            f"task: {self.task}  (as of {self.as_of or 'now'}; {self.placement} placement, "
-            f"{self.policy} policy)"
-        ]
-        for s in self.steps:
-            args = ", ".join(f"{k}={v!r}" for k, v in s.arguments.items() if k != "answer" and v is not None)
-            head = f"  [{s.turn}] {s.action}({args})"
-            if s.refused:
-                lines.append(f"{head} -> REFUSED: {s.refused}")
-                continue
-            if s.action in ("answer", "abstain"):
-                continue
-            lines.append(
-                f"{head} -> {len(s.hits)} item(s), {s.tokens} tokens, {s.ms:.0f} ms"
-                + (f"  [{s.reason}]" if s.reason else "")
-            )
-            for h in s.hits[:8]:
-                stages = " ".join(
-                    f"{k}={h[k] if h[k] is not None else '-'}"
-                    for k in ("bm25", "dense", "rrf", "rerank", "final")
-                    if k in h
-                )
-                lines.append(f"        {h['citation']} ({h['source_type']}, {h['tenant']}) {stages}")
-        if self.record is not None:
-            lines.append("decision record:")
-            lines.extend("  " + line for line in str(self.record).splitlines())
-        lines.append(("ABSTAINED: " if self.abstained else "ANSWER: ") + self.answer)
-        if self.citations:
-            lines.append("verified citations: " + ", ".join(dict.fromkeys(self.citations)))
-        lines.append(
-            f"{self.searches} searches, {self.calls} tool calls, {self.tokens_delivered} tokens "
-            f"delivered, {self.token_turns} token-turns, {self.seconds:.1f} s"
-        )
-        return "\n".join(lines)
-
-    def _repr_html_(self) -> str:
-        esc = html.escape
-        rows = []
-        for s in self.steps:
-            args = esc(json.dumps({k: v for k, v in s.arguments.items() if k != "answer" and v is not None}))
-            hits = "<br>".join(
-                f"<code>{esc(str(h['citation']))}</code> bm25={h['bm25']} dense={h['dense']} rrf={h['rrf']} "
-                f"rerank={h['rerank']} final={h['final']}"
-                for h in s.hits
-            )
-            what = f"<b>refused</b>: {esc(s.refused)}" if s.refused else hits
-            rows.append(
-                f"<tr><td>{s.turn}</td><td>{s.action}</td><td><code>{args}</code></td>"
-                f"<td>{s.ms:.0f}</td><td>{s.tokens}</td><td>{what}</td></tr>"
-            )
-        turns = "".join(
-            f"<tr><td><code>{esc(c)}</code></td><td>{a}..{b}</td></tr>"
-            for c, (a, b) in self.evidence_turns.items()
-        )
-        record = (
-            self.record._repr_html_()
-            if self.record is not None and hasattr(self.record, "_repr_html_")
-            else ""
-        )
-        verdict = "abstained" if self.abstained else f"answered (value {esc(str(self.value))})"
-        return (
-            f"<div><b>{esc(self.task)}</b> &mdash; {self.placement} placement, {self.policy} policy, "
-            f"{verdict}<p style='border-left:3px solid #888;padding-left:8px'>{esc(self.answer)}</p>"
-            "<table><tr><th>turn</th><th>action</th><th>arguments</th><th>ms</th><th>tokens</th>"
-            f"<th>hits (per-stage ranks)</th></tr>{''.join(rows)}</table>"
-            f"<details><summary>evidence in context (turns)</summary><table>{turns}</table></details>"
-            f"{record}<p>{self.searches} searches, {self.calls} calls, {self.tokens_delivered} tokens, "
-            f"{self.token_turns} token-turns, {self.seconds:.1f} s</p></div>"
-        )
+__all__ = ["Agent", "ask_offline"]
 
 
 class Agent:
@@ -382,7 +75,7 @@ class Agent:
     def __init__(
         self,
         toolbox: Any,
-        policy: Any = None,
+        policy: Policy | None = None,
         *,
         placement: str = "hybrid",
         max_searches: int = 6,
@@ -398,8 +91,6 @@ class Agent:
                 f"loop_threshold={loop_threshold!r}; use a number in (0, 1]", field="loop_threshold"
             )
         if policy is None:
-            from ragkit.agent.offline import OfflinePolicy
-
             policy = OfflinePolicy()
         self.toolbox = toolbox
         self.policy = policy
@@ -410,6 +101,7 @@ class Agent:
 
     @property
     def tenant(self) -> str:
+        """The tenant of the toolbox's caller (``*``: every tenant)."""
         scope = getattr(self.toolbox, "scope", None)
         return str(getattr(scope, "tenant", "*"))
 
@@ -436,7 +128,7 @@ class Agent:
         if self.placement == "pipeline":
             final = run.conclude(state, "pipeline placement: one retrieval, no follow-up")
         while final is None:
-            tool_steps = sum(1 for s in state.steps if s.action in _TOOL_OF)
+            tool_steps = sum(1 for s in state.steps if s.action in TOOL_OF_ACTION)
             if tool_steps >= self.max_steps:
                 final = run.conclude(state, f"step ceiling of {self.max_steps} tool calls reached")
                 break
@@ -493,7 +185,7 @@ class Agent:
             return
         args = {k: v for k, v in action.arguments.items() if v is not None}
         t = time.perf_counter()
-        response = self.toolbox.call(_TOOL_OF[action.kind], args)
+        response = self.toolbox.call(TOOL_OF_ACTION[action.kind], args)
         ms = (time.perf_counter() - t) * 1000
         if action.kind == "search":
             state.searches += 1
@@ -510,18 +202,16 @@ class Agent:
         state.steps.append(step)
         items = response.get("results") or response.get("documents") or []
         if items:
-            from ragkit.evidence.spans import Evidence
-
             for item in items:
                 citation = str(item.get("citation"))
                 if citation in state.evidence:
                     known = state.evidence[citation]
                     if len(str(item.get("text", ""))) > len(str(known.item.get("text", ""))):
                         known.item = dict(item)  # a fuller read of the same span replaces the excerpt
-                        known.evidence = _evidence(Evidence, item, args.get("query", ""))
+                        known.evidence = _evidence(item, args.get("query", ""))
                     continue
                 state.evidence[citation] = EvidenceUse(
-                    _evidence(Evidence, item, args.get("query", "")),
+                    _evidence(item, args.get("query", "")),
                     dict(item),
                     turn,
                     str(args.get("query", "")),
@@ -529,10 +219,6 @@ class Agent:
 
     # -- the end: resolve, verify, answer or abstain ------------------------------------------
     def _finish(self, state: AgentState, final: Action, seconds_so_far: float) -> AgentResult:
-        from ragkit.evidence.citations import verify
-        from ragkit.evidence.resolution import resolve
-        from ragkit.text.values import asked_kind
-
         t = time.perf_counter()
         delivered = state.delivered()
         record = (
@@ -596,31 +282,26 @@ class Agent:
             as_of=state.as_of,
             asked=asked,
             evidence_turns={u.citation: (u.first_turn, turn) for u in state.evidence.values()},
+            uses=uses,
         )
-        result._uses = uses
         return result
 
-    def _caller(self) -> Any:
+    def _caller(self) -> Scope | None:
         return getattr(self.toolbox, "scope", None)
 
 
-def _evidence(cls: Any, item: Mapping[str, Any], query: str) -> Any:
-    return cls.from_tool_item(item, query=str(query or ""))
+def _evidence(item: Mapping[str, Any], query: str) -> Evidence:
+    return Evidence.from_tool_item(item, query=str(query or ""))
 
 
 def _item_tokens(item: Mapping[str, Any]) -> int:
     if "tokens" in item:
         return int(item["tokens"])
-    from ragkit.models.tokens import count_tokens
-
     return count_tokens(str(item.get("text", "")))
 
 
 def _first_value(kind: str, text: str) -> str | None:
     """The first value of ``kind`` in ``text`` (normalised), as evaluation reads an answer."""
-    from ragkit.text.normalise import normalise_value
-    from ragkit.text.values import read_values
-
     values = read_values(text, kind)
     if values:
         return str(values[0].value)
@@ -638,7 +319,7 @@ def ask_offline(
     groups: Any = (),
     as_of: object = None,
     placement: str = "hybrid",
-    policy: Any = None,
+    policy: Policy | None = None,
     max_searches: int = 6,
 ) -> AgentResult:
     """Answer ``task`` over ``index`` as a caller (tenant and groups), seeing what was published by ``as_of``.
@@ -647,9 +328,6 @@ def ask_offline(
     bound to the caller and to the snapshot at ``as_of`` (all documents when ``as_of`` is None),
     and an :class:`Agent` with the offline policy (or ``policy``).
     """
-    from ragkit.core.scope import Scope, snapshot_filters
-    from ragkit.tools.toolbox import Toolbox
-
     moment = parse_time(as_of, field_name="as_of")
     scope = Scope(tenant, groups, all_groups=(tenant == "*" and not groups))
     kwargs: dict[str, Any] = {}

@@ -19,11 +19,24 @@ from __future__ import annotations
 
 import datetime as dt
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ragkit.core.scope import Filters, Scope
+from ragkit.agent.loop import Agent
+from ragkit.agent.result import AgentResult
+from ragkit.app.display import print_result
+from ragkit.core.records import parse_time
+from ragkit.core.scope import Filters, Scope, snapshot_filters
+from ragkit.course.shortcuts import course_cache, course_corpus
+from ragkit.index.build import build_or_update, default_index_path
+from ragkit.index.index import Index
+from ragkit.search.funnel import Funnel
+from ragkit.tools.toolbox import Toolbox
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = ["DEMO_SEARCHES", "AGENT_STORIES", "DemoSearch", "run_demo", "run_agent_stories", "rescue"]
 
@@ -89,11 +102,6 @@ def run_demo(corpus: Path | None = None, index_path: Path | None = None) -> None
     """Index (or reuse) the corpus and print each demo search with its funnel trace."""
     from rich.console import Console
 
-    from ragkit.app.display import print_result
-    from ragkit.course.shortcuts import course_cache, course_corpus
-    from ragkit.index.build import build_or_update, default_index_path
-    from ragkit.search.funnel import Funnel
-
     console = Console(width=160)
     folder = corpus or course_corpus()
     target = index_path or (default_index_path(folder) if corpus else course_cache() / "index-course")
@@ -128,7 +136,8 @@ AGENT_STORIES = (
 )
 
 
-def run_agent_stories(index: Any, funnel: Any, console: Any, stories: Any = AGENT_STORIES) -> list[Any]:
+def run_agent_stories(index: Index, funnel: Funnel, console: Console,
+                      stories: Sequence[tuple[str, str, str]] = AGENT_STORIES) -> list[AgentResult]:
     """Ask each story of a retrieve-once pipeline and of the agent (hybrid), as an Acme operator.
 
     Each run sees the documents published by the story's date. Printed per run: the queries
@@ -136,11 +145,6 @@ def run_agent_stories(index: Any, funnel: Any, console: Any, stories: Any = AGEN
     record, the answer or abstention and the verified citations. Returns the results.
     """
     from rich.markup import escape
-
-    from ragkit.agent.loop import Agent
-    from ragkit.core.records import parse_time
-    from ragkit.core.scope import snapshot_filters
-    from ragkit.tools.toolbox import Toolbox
 
     out = []
     for title, task, as_of in stories:

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from ragkit.search.funnel import Hit, SearchResult
+
 __all__ = ["print_result", "hit_json", "json_default"]
 
 
-def print_result(result: Any, *, show_trace: bool = True, width: int = 12) -> None:
+def print_result(result: SearchResult, *, show_trace: bool = True, width: int = 12) -> None:
     """Print delivered hits with citations and a per-stage rank table (rich)."""
     from rich.console import Console
     from rich.table import Table
@@ -49,13 +51,12 @@ def print_result(result: Any, *, show_trace: bool = True, width: int = 12) -> No
     console.print(f"  [dim]timings: {ms}; tokens: {trace.tokens}[/dim]")
 
 
-def hit_json(h: Any) -> dict[str, Any]:
+def hit_json(h: Hit) -> dict[str, Any]:
     """One delivered :class:`~ragkit.search.funnel.Hit` as a JSON-ready dict."""
     return {"rank": h.rank, "citation": h.citation, "chunk_id": h.chunk_id, "doc_id": h.doc_id,
             "score": h.score, "text": h.text, "section_id": h.section_id, "section_text": h.section_text,
             "truncated": h.truncated, "tokens": h.tokens, "validity": h.validity,
             "envelope": h.envelope.to_mapping()}
-
 
 
 def json_default(value: Any) -> Any:

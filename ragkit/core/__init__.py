@@ -1,4 +1,4 @@
-"""The bottom layer: records every stage shares, the error hierarchy, and who may read what (Scope)."""
+"""The bottom layer: shared records, ids, tunable parameters, the error hierarchy, who may read what."""
 
 from ragkit.core.errors import (
     IndexStateError,
@@ -9,6 +9,7 @@ from ragkit.core.errors import (
     ValidationError,
 )
 from ragkit.core.ids import ChunkId, doc_of, parse_id, section_id, section_key
+from ragkit.core.params import Param, with_param_table
 from ragkit.core.records import GLOBAL_TENANT, SOURCE_TYPES, Chunk, Document, Envelope, parse_time, slugify
 from ragkit.core.scope import Filters, Scope, as_scope, scope_mask, snapshot_filters, validity
 from ragkit.core.version import __version__
@@ -23,6 +24,7 @@ __all__ = [
     "IndexStateError",
     "LoadError",
     "ModelNotAvailable",
+    "Param",
     "RagkitError",
     "SOURCE_TYPES",
     "Scope",
@@ -39,4 +41,5 @@ __all__ = [
     "slugify",
     "snapshot_filters",
     "validity",
+    "with_param_table",
 ]

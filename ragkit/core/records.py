@@ -23,7 +23,7 @@ import datetime as dt
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 from ragkit.core.errors import ValidationError
 
@@ -192,8 +192,11 @@ class Envelope:
     source_path: str = ""
     extra: Mapping[str, Any] = field(default_factory=dict)
 
-    _TIME_FIELDS = ("published_at", "effective_from", "effective_to", "ingested_at")
-    _LIST_FIELDS = ("entities", "acl_groups", "supersedes", "superseded_by", "conditions", "links")
+    #: The fields that hold times, and those that hold lists (how a saved envelope is read back).
+    TIME_FIELDS: ClassVar[tuple[str, ...]] = ("published_at", "effective_from", "effective_to", "ingested_at")
+    LIST_FIELDS: ClassVar[tuple[str, ...]] = (
+        "entities", "acl_groups", "supersedes", "superseded_by", "conditions", "links",
+    )
 
     def __post_init__(self) -> None:
         self.validate()
@@ -250,9 +253,9 @@ class Envelope:
             raise ValidationError("missing required field 'doc_id'", field="doc_id", where=where)
         kwargs: dict[str, Any] = {}
         for key, value in data.items():
-            if key in cls._TIME_FIELDS:
+            if key in cls.TIME_FIELDS:
                 kwargs[key] = parse_time(value, field_name=key, where=where)
-            elif key in cls._LIST_FIELDS:
+            elif key in cls.LIST_FIELDS:
                 kwargs[key] = _as_tuple(value, key, where)
             elif key == "extra":
                 if value is None:

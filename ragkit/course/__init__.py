@@ -1,4 +1,12 @@
-"""Course shortcuts for notebooks (the bundled corpus and its cached index), plots and widgets."""
+"""Course shortcuts for notebooks (the bundled corpus and its cached index), plots and widgets.
+
+Notebooks and exercises import from here, e.g. ``from ragkit.course import course_index``:
+
+* :mod:`ragkit.course.shortcuts`: :func:`course_index` (built once, cached in ``.ragkit-cache/``),
+  :func:`course_funnel`, :func:`course_documents`, :func:`course_cases`, :func:`course_corpus`, ``REPO``;
+* :mod:`ragkit.course.viz`: the shared plots (matplotlib and seaborn load on first use);
+* :mod:`ragkit.course.widgets`: :class:`FunnelExplorer` (ipywidgets loads on first use).
+"""
 
 from ragkit.course.shortcuts import (
     REPO,

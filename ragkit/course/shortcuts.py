@@ -9,9 +9,9 @@ of the same corpus (:func:`course_index` with ``chunker=`` or ``preamble=``), bu
 use and cached beside the default one.
 
 Example:
-    >>> from ragkit.course.shortcuts import course_index, course_funnel  # doctest: +SKIP
-    >>> funnel = course_funnel()                               # doctest: +SKIP
-    >>> funnel.search("E-4471").hits[0].citation               # doctest: +SKIP
+    >>> from ragkit.course import course_funnel, course_variant_path  # doctest: +SKIP
+    >>> funnel = course_funnel()                                      # doctest: +SKIP
+    >>> funnel.search("E-4471").hits[0].citation                      # doctest: +SKIP
     >>> course_variant_path("fixed", "none").name
     'index-course-fixed-none'
 """
@@ -22,6 +22,17 @@ import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
+
+from ragkit.core.errors import IndexStateError
+from ragkit.core.records import Document
+from ragkit.documents.chunking import ChunkerSettings
+from ragkit.documents.loaders import LoadReport, load_corpus
+from ragkit.evaluation.cases import EvidenceCase, load_cases
+from ragkit.index.build import build_or_update
+from ragkit.index.index import Index
+from ragkit.index.settings import IndexSettings
+from ragkit.models.bundled import embedder_identity
+from ragkit.search.funnel import Funnel, FunnelSettings
 
 __all__ = ["REPO", "course_corpus", "course_cache", "course_index", "course_funnel", "course_documents",
            "course_cases", "course_variant_path"]
@@ -43,19 +54,15 @@ def course_cache() -> Path:
 
 
 @lru_cache(maxsize=2)
-def course_documents() -> tuple[Any, Any]:
+def course_documents() -> tuple[tuple[Document, ...], LoadReport]:
     """``(documents, load_report)`` of the course corpus (cached per process)."""
-    from ragkit.documents.loaders import load_corpus
-
     docs, report = load_corpus(course_corpus())
     return tuple(docs), report
 
 
 @lru_cache(maxsize=1)
-def course_cases() -> tuple[Any, ...]:
-    """The evidence cases of the course corpus (``datasets/opscorpus/cases.jsonl``)."""
-    from ragkit.evaluation.cases import load_cases
-
+def course_cases() -> tuple[EvidenceCase, ...]:
+    """The evidence cases of the course corpus (``datasets/opscorpus/cases.jsonl``, cached per process)."""
     return tuple(load_cases(REPO / "datasets" / "opscorpus" / "cases.jsonl"))
 
 
@@ -71,7 +78,7 @@ def course_variant_path(chunker: str = "structure", preamble: str = "extractive"
 
 
 @lru_cache(maxsize=6)
-def course_index(progress: bool = True, *, chunker: str = "structure", preamble: str = "extractive") -> Any:
+def course_index(progress: bool = True, *, chunker: str = "structure", preamble: str = "extractive") -> Index:
     """The course corpus index: built on first use, then reopened from the cache.
 
     Args:
@@ -87,18 +94,12 @@ def course_index(progress: bool = True, *, chunker: str = "structure", preamble:
     with (as the course index is).
     """
     if (chunker, preamble) == ("structure", "extractive"):
-        from ragkit.index.build import build_or_update
-
         return build_or_update(course_corpus(), course_cache() / "index-course", progress=progress,
                                log=lambda _m: None)
     return _variant(chunker, preamble, progress)
 
 
-def _variant(chunker: str, preamble: str, progress: bool) -> Any:
-    from ragkit.core.errors import IndexStateError
-    from ragkit.documents.chunking import ChunkerSettings
-    from ragkit.index.index import Index, IndexSettings
-
+def _variant(chunker: str, preamble: str, progress: bool) -> Index:
     settings = IndexSettings(chunker=ChunkerSettings(method=chunker, preamble=preamble))  # validates both
     path = course_variant_path(chunker, preamble)
     docs, _ = course_documents()
@@ -118,18 +119,14 @@ def _variant(chunker: str, preamble: str, progress: bool) -> Any:
     return index
 
 
-def _embedded_by_other_model(index: Any) -> bool:
+def _embedded_by_other_model(index: Index) -> bool:
     """Whether ``index`` was embedded with another model than the one configured now."""
-    from ragkit.models.bundled import embedder_identity
-
     recorded = index.manifest.get("embedder") or {}
     if not recorded.get("name"):
         return False
     return (recorded.get("name"), recorded.get("version")) != embedder_identity(index.settings.embedder)
 
 
-def course_funnel(**settings: Any) -> Any:
+def course_funnel(**settings: Any) -> Funnel:
     """A :class:`~ragkit.search.funnel.Funnel` over :func:`course_index` (settings override defaults)."""
-    from ragkit.search.funnel import Funnel, FunnelSettings
-
     return Funnel(course_index(), FunnelSettings(**settings))

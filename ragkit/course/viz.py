@@ -1,7 +1,7 @@
 """The plots the notebooks share, drawn with seaborn on matplotlib Axes.
 
 Every function takes the records ragkit computes (a :class:`~ragkit.search.funnel.SearchResult`, a
-:func:`~ragkit.evaluation.runner.candidate_recall` table, a list of traces) and returns the
+:func:`~ragkit.evaluation.coverage.candidate_recall` table, a list of traces) and returns the
 matplotlib ``Axes`` it drew on, so a notebook can add titles or save the figure. Pass
 ``ax=`` to draw into an existing figure (the explorer in :mod:`ragkit.course.widgets` draws on a
 figure without pyplot). matplotlib and seaborn are imported inside the functions:
@@ -139,7 +139,7 @@ def _long_recall(table: Any, metric: str, hue: str = "method") -> Any:
     missing = {"tag", hue, metric} - set(frame.columns)
     if missing:
         raise ValidationError(f"the recall table lacks {sorted(missing)}; pass the frame that "
-                              "ragkit.evaluation.runner.candidate_recall returned (or columns tag, "
+                              "ragkit.evaluation.coverage.candidate_recall returned (or columns tag, "
                               f"{hue}, {metric})", field="table")
     return frame
 
@@ -149,7 +149,7 @@ def plot_recall_by_tag(table: Any, *, metric: str = "set_recall", tags: Sequence
     """Bars of candidate recall per case tag, one bar per retriever (or per ``hue`` value).
 
     Args:
-        table: :func:`ragkit.evaluation.runner.candidate_recall` output (indexed by tag and method),
+        table: :func:`ragkit.evaluation.coverage.candidate_recall` output (indexed by tag and method),
             or any frame with columns ``tag``, ``method`` and ``metric``.
         metric: the column to plot (``set_recall`` or ``item_recall``).
         tags: the tags to show, in order (default: every tag, ``all`` first).

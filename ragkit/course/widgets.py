@@ -12,7 +12,7 @@ run it under nbval and how the tests check it. The plot is drawn on a matplotlib
 ``Figure`` (Agg), never through pyplot, so nothing else appears in the notebook.
 
 Example:
-    >>> from ragkit.course.shortcuts import course_funnel                      # doctest: +SKIP
+    >>> from ragkit.course import course_funnel                      # doctest: +SKIP
     >>> explorer = FunnelExplorer(course_funnel(), "E-4471")         # doctest: +SKIP
     >>> explorer.update(candidates=20, rerank_mode="none").hits[0].citation  # doctest: +SKIP
     >>> explorer                                                     # doctest: +SKIP

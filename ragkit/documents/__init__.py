@@ -1,17 +1,16 @@
-"""From files to documents and chunks: loaders with per-file errors, structure/sentence/fixed chunkers."""
+"""From files to documents and chunks: loaders with per-file errors, sections, the three chunkers."""
 
 from ragkit.documents.chunking import (
     ChunkerSettings,
     PreambleFn,
-    Section,
     approx_tokens,
     chunk_documents,
     extractive_preamble,
     fixed_chunks,
-    sections,
     sentence_chunks,
     structure_chunks,
 )
+from ragkit.documents.formats import first_heading, html_to_text, read_pdf, read_text, split_front_matter
 from ragkit.documents.loaders import (
     MAX_FILE_MB,
     SUPPORTED_SUFFIXES,
@@ -19,7 +18,9 @@ from ragkit.documents.loaders import (
     Skipped,
     load_corpus,
     load_file,
+    walk,
 )
+from ragkit.documents.sections import Section, blocks, opens_fence, sections
 
 __all__ = [
     "ChunkerSettings",
@@ -30,12 +31,20 @@ __all__ = [
     "Section",
     "Skipped",
     "approx_tokens",
+    "blocks",
     "chunk_documents",
     "extractive_preamble",
+    "first_heading",
     "fixed_chunks",
+    "html_to_text",
     "load_corpus",
     "load_file",
+    "opens_fence",
+    "read_pdf",
+    "read_text",
     "sections",
     "sentence_chunks",
+    "split_front_matter",
     "structure_chunks",
+    "walk",
 ]

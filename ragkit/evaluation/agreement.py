@@ -11,7 +11,7 @@ Example:
     >>> docs = {d.doc_id: d for d in course_documents()[0]}                       # doctest: +SKIP
     >>> case = next(c for c in load_cases("datasets/opscorpus/cases.jsonl") if c.id == "story-eur-cutoff")
     ... # doctest: +SKIP
-    >>> compare(case, resolve_case(case, docs)).agrees                            # doctest: +SKIP
+    >>> compare_record(case, resolve_case(case, docs)).agrees                            # doctest: +SKIP
     True
 """
 
@@ -27,7 +27,7 @@ from ragkit.evidence.decision import DecisionRecord
 from ragkit.evidence.resolution import resolve
 from ragkit.evidence.spans import Evidence
 
-__all__ = ["case_evidence", "resolve_case", "CaseAgreement", "compare", "agreement_table"]
+__all__ = ["case_evidence", "resolve_case", "CaseAgreement", "compare_record", "agreement_table"]
 
 
 def case_evidence(case: EvidenceCase, documents: Mapping[str, Document]) -> list[Evidence]:
@@ -71,7 +71,7 @@ class CaseAgreement:
         return self.value_ok and self.selected_ok and self.reasons_ok
 
 
-def compare(case: EvidenceCase, record: DecisionRecord) -> CaseAgreement:
+def compare_record(case: EvidenceCase, record: DecisionRecord) -> CaseAgreement:
     """Compare a record with the case's expected value, evidence set and reject reasons."""
     problems: list[str] = []
     if case.expected is None:

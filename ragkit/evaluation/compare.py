@@ -40,9 +40,14 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
+from ragkit.core.records import Document, Envelope
 from ragkit.evaluation.beir import BeirData
+from ragkit.evaluation.metrics import score_run
+from ragkit.index.index import Index
+from ragkit.index.settings import IndexSettings
+from ragkit.search.funnel import Funnel, FunnelSettings, SearchResult
 
-__all__ = ["METHODS", "BEIR_METRICS", "ABLATIONS", "beir_documents", "beir_index", "evaluate_beir",
+__all__ = ["METHODS", "BEIR_METRICS", "ABLATIONS", "beir_documents", "beir_index", "doc_run", "evaluate_beir",
            "format_table"]
 
 BEIR_METRICS = ("ndcg@10", "mrr@10", "recall@50", "recall@100")
@@ -59,13 +64,11 @@ METHODS = tuple(ABLATIONS)
 _VALID_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/-]*$")
 
 
-def beir_documents(data: BeirData) -> tuple[list[Any], dict[str, str]]:
+def beir_documents(data: BeirData) -> tuple[list[Document], dict[str, str]]:
     """The corpus as ragkit :class:`~ragkit.core.records.Document` s, and index doc id -> BEIR id.
 
     A BEIR id that is not a valid ragkit doc id becomes ``beir-<n>``; the map undoes that.
     """
-    from ragkit.core.records import Document, Envelope
-
     docs, back = [], {}
     for n, (beir_id, doc) in enumerate(data.corpus.items()):
         doc_id = beir_id if _VALID_ID.match(beir_id) else f"beir-{n}"
@@ -74,7 +77,7 @@ def beir_documents(data: BeirData) -> tuple[list[Any], dict[str, str]]:
     return docs, back
 
 
-def _corpus_key(data: BeirData, settings: Any) -> str:
+def _corpus_key(data: BeirData, settings: IndexSettings) -> str:
     h = hashlib.sha1(repr(sorted(settings.to_json().items())).encode())
     for beir_id, doc in data.corpus.items():
         h.update(beir_id.encode() + b"\0" + doc.title.encode() + b"\0" + doc.text.encode() + b"\1")
@@ -82,12 +85,10 @@ def _corpus_key(data: BeirData, settings: Any) -> str:
 
 
 def beir_index(data: BeirData, *, name: str | None = None, cache_dir: str | Path | None = None,
-               settings: Any = None, progress: bool = False, embedder: Any = None,
-               log: Callable[[str], None] = lambda _m: None) -> tuple[Any, dict[str, str]]:
+               settings: IndexSettings | None = None, progress: bool = False, embedder: Any = None,
+               log: Callable[[str], None] = lambda _m: None) -> tuple[Index, dict[str, str]]:
     """An :class:`~ragkit.index.index.Index` of the collection, reused from ``<cache_dir>/<name>`` when
     it was built from the same corpus with the same settings (a ``<name>.key`` file says so)."""
-    from ragkit.index.index import Index, IndexSettings
-
     settings = settings or IndexSettings()
     docs, back = beir_documents(data)
     key = _corpus_key(data, settings)
@@ -111,7 +112,7 @@ def beir_index(data: BeirData, *, name: str | None = None, cache_dir: str | Path
     return index, back
 
 
-def _doc_run(result: Any, back: Mapping[str, str]) -> dict[str, float]:
+def doc_run(result: SearchResult, back: Mapping[str, str]) -> dict[str, float]:
     """Documents by their best chunk's final rank, as descending scores (metrics see this order)."""
     best: dict[str, int] = {}
     for cand in result.trace.candidates:
@@ -124,8 +125,9 @@ def _doc_run(result: Any, back: Mapping[str, str]) -> dict[str, float]:
 
 def evaluate_beir(data: BeirData, *, name: str | None = None, candidates: int = 100,
                   rerank_depth: int | None = None, max_queries: int | None = None,
-                  cache_dir: str | Path | None = None, funnel_settings: Any = None,
-                  index_settings: Any = None, methods: Mapping[str, Mapping[str, Any]] | None = None,
+                  cache_dir: str | Path | None = None, funnel_settings: FunnelSettings | None = None,
+                  index_settings: IndexSettings | None = None,
+                  methods: Mapping[str, Mapping[str, Any]] | None = None,
                   reranker: Any = None, embedder: Any = None, progress: bool = True,
                   log: Callable[[str], None] = lambda _m: None) -> dict[str, dict[str, float]]:
     """Run each method (a Funnel ablation) on every judged query; return ``{method: {metric: value}}``.
@@ -138,19 +140,16 @@ def evaluate_beir(data: BeirData, *, name: str | None = None, candidates: int = 
         max_queries: evaluate only the first N judged queries (sorted by id).
         cache_dir: folder for the collection's index (``None``: build in memory only).
         funnel_settings: base :class:`~ragkit.search.funnel.FunnelSettings` (default: the defaults).
-        index_settings: :class:`~ragkit.index.index.IndexSettings` for the collection's index.
+        index_settings: :class:`~ragkit.index.settings.IndexSettings` for the collection's index.
         methods: ``{name: overrides}`` to run (default :data:`ABLATIONS`).
         reranker: the cross-encoder (default: the bundled one).
         embedder: encodes the corpus when the index is built (default: ``index_settings``' model).
     """
-    from ragkit.evaluation.metrics import score_run
-    from ragkit.search.funnel import Funnel, FunnelSettings
-
     index, back = beir_index(data, name=name, cache_dir=cache_dir, settings=index_settings,
                              progress=progress, embedder=embedder, log=log)
     base = funnel_settings or FunnelSettings()
-    base = replace(base, candidates=candidates, deliver=1, expand=False,
-                   **({"rerank_depth": rerank_depth} if rerank_depth is not None else {}))
+    depth: dict[str, Any] = {"rerank_depth": rerank_depth} if rerank_depth is not None else {}
+    base = replace(base, candidates=candidates, deliver=1, expand=False, **depth)
     funnel = Funnel(index, base, reranker=reranker)
     methods = dict(methods or ABLATIONS)
     qids = sorted(q for q in data.queries if data.qrels.get(q))
@@ -175,7 +174,7 @@ def evaluate_beir(data: BeirData, *, name: str | None = None, candidates: int = 
             if work is not None:
                 timings["rerank"] = paid.setdefault(work, timings.get("rerank", 0.0))
             ms[method].append(sum(v for k, v in timings.items() if k != "total"))
-            runs[method][qid] = _doc_run(result, back)
+            runs[method][qid] = doc_run(result, back)
     qrels = {q: data.qrels[q] for q in qids}
     report: dict[str, dict[str, float]] = {}
     for method in methods:

@@ -1,10 +1,10 @@
 """Counterfactual tests: change one thing the answer should depend on, check that it does.
 
 CURRICULUM section 12. Each test edits the *index view* a case runs against, never the
-index itself and never a vector (no re-embedding): :class:`IndexView` wraps an index (or
-one of its snapshots) and hides documents, replaces envelopes, or pins a row at rank 1
-of both first-stage lists (and at the top of the reranker's scores), delegating
-everything else. The four tests, and exactly what passing means:
+index itself and never a vector (no re-embedding): a :class:`~ragkit.evaluation.views.IndexView`
+wraps an index (or one of its snapshots) and hides documents, replaces envelopes, or pins a
+row at rank 1 of both first-stage lists (and at the top of the reranker's scores),
+delegating everything else. The four tests, and exactly what passing means:
 
 ``remove_source``
     The case's decisive source (the evidence item that states the answer) is hidden.
@@ -42,134 +42,26 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-import numpy as np
+from tqdm.auto import tqdm
 
 from ragkit.core.errors import ScopeError, ValidationError
 from ragkit.core.records import GLOBAL_TENANT, Document, Envelope
-from ragkit.core.scope import Scope
-from ragkit.retrieval.fusion import Ranking
+from ragkit.evaluation.cases import EvidenceCase, Rejection
+from ragkit.evaluation.fields import Result, field
+from ragkit.evaluation.scoring import answer_correct, search_traces
+from ragkit.evaluation.views import CounterfactualSetup, IndexView
 
-__all__ = ["COUNTERFACTUALS", "TEMPORAL_REASONS", "IndexView", "CounterfactualResult", "Counterfactuals",
-           "CounterfactualSetup", "counterfactual_case", "run_counterfactuals"]
+__all__ = ["COUNTERFACTUALS", "TEMPORAL_REASONS", "MakeRunner", "CounterfactualResult", "Counterfactuals",
+           "counterfactual_case", "run_counterfactuals", "judge"]
 
 COUNTERFACTUALS = ("remove_source", "insert_rejected", "swap_dates", "change_tenant")
 #: Rejection reasons that make a source a temporal competitor for ``swap_dates``.
 TEMPORAL_REASONS = ("superseded", "condition_met", "expired", "not_yet_effective")
-_PIN_BONUS = 1e6
-
-
-class IndexView:
-    """An index as seen by one counterfactual: hidden documents, replaced envelopes, a pinned row.
-
-    Shares rows, vectors and retrievers with ``index`` (nothing is re-encoded); uses only its
-    public reading interface (``rows``, ``documents``, ``sections``, ``mask``, ``envelope``,
-    ``search_lexical``, ``search_dense``, ``parent``); anything else is delegated.
-
-    Args:
-        index: an :class:`~ragkit.index.index.Index` or a snapshot of one.
-        hidden: doc ids no caller may see (absent from ``documents``, masked from every search).
-        envelopes: doc id -> replacement envelope (same doc id).
-        pinned: a row put at rank 1 of both first-stage lists whenever the caller may see it.
-        doc_rows: each document's rows, when already known (saves a scan of every row).
-    """
-
-    def __init__(self, index: Any, *, hidden: Iterable[str] = (),
-                 envelopes: Mapping[str, Envelope] | None = None, pinned: int | None = None,
-                 doc_rows: Mapping[str, list[int]] | None = None):
-        self.base = index.snapshot() if hasattr(index, "snapshot") else index
-        self.hidden = frozenset(hidden)
-        self.envelopes = dict(envelopes or {})
-        self.pinned = pinned
-        for doc_id, env in self.envelopes.items():
-            if env.doc_id != doc_id:
-                raise ValidationError(f"replacement envelope for {doc_id!r} has doc_id {env.doc_id!r}",
-                                      field="envelopes")
-        docs = self.base.documents
-        self.documents: dict[str, Document] = {
-            d: (dataclasses.replace(doc, envelope=self.envelopes[d]) if d in self.envelopes else doc)
-            for d, doc in docs.items() if d not in self.hidden}
-        self.sections = {k: c for k, c in self.base.sections.items() if c.doc_id not in self.hidden}
-        self.rows = self.base.rows
-        self._doc_rows: dict[str, list[int]] = defaultdict(list)
-        touched = self.hidden | set(self.envelopes)
-        if doc_rows is not None:  # each document's rows, computed once (CounterfactualSetup)
-            self._doc_rows.update({d: list(doc_rows.get(d, [])) for d in touched})
-        elif touched:
-            for i, c in enumerate(self.rows):
-                if c.doc_id in touched:
-                    self._doc_rows[c.doc_id].append(i)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.base, name)
-
-    def snapshot(self) -> IndexView:
-        """Itself: a view is as immutable as the snapshot it wraps."""
-        return self
-
-    def mask(self, scope: Scope, filters: Any = None) -> np.ndarray:
-        mask = np.array(self.base.mask(scope, filters), dtype=bool, copy=True)
-        for doc_id in self.hidden:
-            mask[self._doc_rows.get(doc_id, [])] = False
-        for doc_id, env in self.envelopes.items():
-            if doc_id in self.hidden:
-                continue
-            visible = scope.allows(env) and (filters is None or filters.allows(env))
-            mask[self._doc_rows.get(doc_id, [])] = visible
-        return mask
-
-    def envelope(self, row: int) -> Envelope:
-        doc_id = self.rows[row].doc_id
-        return self.envelopes[doc_id] if doc_id in self.envelopes else self.base.envelope(row)
-
-    def _pin(self, ranking: Ranking, k: int, mask: np.ndarray | None) -> Ranking:
-        row = self.pinned
-        if row is None or (mask is not None and not mask[row]):
-            return ranking
-        ids = [row] + [r for r in ranking.ids if r != row]
-        top = max(ranking.scores, default=1.0)
-        scores = [top + 1.0] + [s for r, s in zip(ranking.ids, ranking.scores, strict=True) if r != row]
-        return Ranking(ids[:k], scores[:k])
-
-    def search_lexical(self, query: str, k: int, mask: np.ndarray | None) -> Ranking:
-        return self._pin(self.base.search_lexical(query, k, mask), k, mask)
-
-    def search_dense(self, query: str, k: int, mask: np.ndarray | None) -> Ranking:
-        return self._pin(self.base.search_dense(query, k, mask), k, mask)
-
-    def parent(self, row: int) -> Any:
-        return self.base.parent(row)
-
-    def wrap_reranker(self, reranker: Any) -> Any:
-        """The reranker this view's searches should use: the pinned passage always scores highest."""
-        if self.pinned is None:
-            return reranker
-        return _PinnedReranker(reranker, self.rows[self.pinned].contextual_text())
-
-
-class _PinnedReranker:
-    def __init__(self, inner: Any, passage: str):
-        self.inner, self.passage = inner, passage
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
-
-    def score(self, query: str, passages: Sequence[str], *, batch_size: int | None = None,
-              max_length: int | None = None) -> np.ndarray:
-        from ragkit.evaluation.runner import _takes
-
-        # explicit keywords: ragkit.retrieval.rerank passes max_length only to a score() that names it
-        kwargs: dict[str, Any] = {"batch_size": batch_size}
-        if max_length is not None and _takes(self.inner.score, "max_length"):
-            kwargs["max_length"] = max_length
-        scores = np.asarray(self.inner.score(query, passages, **kwargs), dtype=np.float32).copy()
-        for i, p in enumerate(passages):
-            if p == self.passage:
-                scores[i] += _PIN_BONUS
-        return scores
+#: ``make_runner(view) -> runner``: the runner to test over one counterfactual view.
+MakeRunner = Callable[[IndexView], Callable[[EvidenceCase], Result]]
 
 
 @dataclasses.dataclass
@@ -185,6 +77,7 @@ class CounterfactualResult:
 
     @property
     def rate(self) -> float:
+        """Passed over applicable (NaN when none applied)."""
         return self.passed / self.applicable if self.applicable else float("nan")
 
 
@@ -218,10 +111,12 @@ class Counterfactuals:
 
     @property
     def tenant_leaks(self) -> int:
+        """Failed ``change_tenant`` cases: each is a leak."""
         r = self.results.get("change_tenant")
         return len(r.failures) if r else 0
 
     def table(self) -> Any:
+        """One row per counterfactual (a pandas DataFrame): applicable, passed, rate, failing cases."""
         import pandas as pd
 
         return pd.DataFrame([{"counterfactual": r.name, "applicable": r.applicable, "passed": r.passed,
@@ -232,6 +127,7 @@ class Counterfactuals:
                              for r in self.results.values()]).set_index("counterfactual")
 
     def to_dict(self) -> dict[str, Any]:
+        """Every result as JSON-ready data, failures included."""
         return {name: {"applicable": r.applicable, "passed": r.passed, "pass_rate": r.rate,
                        "not_applicable": r.skipped, "baseline_correct": r.baseline_correct,
                        "failures": r.failures} for name, r in self.results.items()}
@@ -248,22 +144,12 @@ class Counterfactuals:
         return str(self.table()._repr_html_())
 
 
-def _get(obj: Any, name: str, default: Any = None) -> Any:
-    return obj.get(name, default) if isinstance(obj, Mapping) else getattr(obj, name, default)
-
-
-def _asserts(result: Any, case: Any) -> bool:
-    """Whether ``result`` asserted the case's expected value (ragkit.evaluation.runner's definition)."""
-    from ragkit.evaluation.runner import answer_correct
-
-    return answer_correct(case, result)
-
-
-def _readable(case: Any, env: Envelope) -> bool:
+def _readable(case: EvidenceCase, env: Envelope) -> bool:
     return bool(case.in_scope(env))
 
 
-def _competitor(case: Any, docs: Mapping[str, Document], reasons: Sequence[str] | None) -> Any:
+def _competitor(case: EvidenceCase, docs: Mapping[str, Document],
+                reasons: Sequence[str] | None) -> Rejection | None:
     for r in case.reject:
         doc = docs.get(r.doc_id)
         if doc is None or (reasons is not None and r.reason not in reasons):
@@ -273,7 +159,7 @@ def _competitor(case: Any, docs: Mapping[str, Document], reasons: Sequence[str] 
     return None
 
 
-def run_counterfactuals(cases: Sequence[Any], index: Any, make_runner: Callable[[Any], Callable[[Any], Any]],
+def run_counterfactuals(cases: Sequence[EvidenceCase], index: Any, make_runner: MakeRunner,
                         *, which: Sequence[str] = COUNTERFACTUALS, progress: bool = True,
                         baseline: Mapping[str, bool] | None = None) -> Counterfactuals:
     """Run the counterfactual tests (see the module docs) over ``cases``.
@@ -289,8 +175,6 @@ def run_counterfactuals(cases: Sequence[Any], index: Any, make_runner: Callable[
             baseline answered correctly (on the others they would pass or fail vacuously);
             the rest count as not applicable. ``change_tenant`` runs on every case.
     """
-    from tqdm.auto import tqdm
-
     _check_which(which)
     setup = CounterfactualSetup(index)
     outcomes: list[tuple[str, str, str, dict[str, Any] | None, bool]] = []
@@ -308,39 +192,7 @@ def _check_which(which: Sequence[str]) -> None:
         raise ValidationError(f"unknown counterfactual(s) {unknown}; use {COUNTERFACTUALS}", field="which")
 
 
-class CounterfactualSetup:
-    """What every counterfactual of one index needs, computed once: its snapshot, documents,
-    tenants, and each document's rows (so that a case's view does not scan every row).
-
-    Args:
-        index: the index (or snapshot) the baseline ran on.
-    """
-
-    def __init__(self, index: Any):
-        self.base = index.snapshot() if hasattr(index, "snapshot") else index
-        self.docs: Mapping[str, Document] = self.base.documents
-        self.tenants = sorted({d.envelope.tenant for d in self.docs.values()} - {GLOBAL_TENANT})
-        rows: dict[str, list[int]] = defaultdict(list)
-        for i, c in enumerate(self.base.rows):
-            rows[c.doc_id].append(i)
-        self.doc_rows = dict(rows)
-
-    def view(self, **kwargs: Any) -> IndexView:
-        """An :class:`IndexView` of the base (keywords as for IndexView)."""
-        return IndexView(self.base, doc_rows=self.doc_rows, **kwargs)
-
-    def row_of(self, doc_id: str, anchor: str | None) -> int | None:
-        """The row of ``doc_id``'s section ``anchor`` (else its first row; None if it has none)."""
-        rows = self.doc_rows.get(doc_id, [])
-        if anchor is not None:
-            for i in rows:
-                if self.base.rows[i].anchor == anchor:
-                    return i
-        return rows[0] if rows else None
-
-
-def counterfactual_case(name: str, case: Any, setup: CounterfactualSetup,
-                        make_runner: Callable[[Any], Callable[[Any], Any]],
+def counterfactual_case(name: str, case: EvidenceCase, setup: CounterfactualSetup, make_runner: MakeRunner,
                         correct_before: bool | None = None) -> tuple[str, str, dict[str, Any] | None, bool]:
     """One counterfactual on one case: ``(case id, outcome, failure, applicable and correct before)``.
 
@@ -348,8 +200,6 @@ def counterfactual_case(name: str, case: Any, setup: CounterfactualSetup,
     ``failure`` is ``{"case", "why"}``). ``correct_before`` is the baseline's verdict on the
     case (``None``: no baseline; ``False`` skips all but ``change_tenant``).
     """
-    from ragkit.evaluation.runner import search_traces
-
     docs = setup.docs
     view, run_case, why = None, case, ""
     skipped = (case.id, "skipped", None, False)
@@ -398,40 +248,43 @@ def counterfactual_case(name: str, case: Any, setup: CounterfactualSetup,
     except Exception as exc:  # noqa: BLE001 - one broken case must not stop the run
         why = f"runner error: {type(exc).__name__}: {exc}"
         return case.id, "failed", {"case": case.id, "why": why}, before
-    verdict = _judge(name, case, result, search_traces, why)
+    verdict = judge(name, case, result, why)
     if verdict is None:
         return case.id, "passed", None, before
     return case.id, "failed", {"case": case.id, "why": verdict}, before
 
 
-def _judge(name: str, case: Any, result: Any, search_traces: Callable[[Any], Any], why: str) -> str | None:
-    """``None`` when the counterfactual passed, else why it failed."""
-    abstained = bool(_get(result, "abstained", False))
-    record = _get(result, "record")
-    status = _get(record, "status") if record is not None else None
-    value = _get(result, "value")
+def judge(name: str, case: EvidenceCase, result: Result, why: str = "") -> str | None:
+    """``None`` when counterfactual ``name`` passed on ``case`` with ``result``, else why it failed.
+
+    ``why`` names what was changed (the pinned source, the swapped pair), for the message.
+    """
+    abstained = bool(field(result, "abstained", False))
+    record = field(result, "record")
+    status = field(record, "status") if record is not None else None
+    value = field(result, "value")
     if name == "remove_source":
         if abstained or (status is not None and status != "decided"):
             return None
-        if _asserts(result, case):
+        if answer_correct(case, result):
             gone = case.decisive.doc_id if case.decisive is not None else "its source"
             return f"still asserted {value!r} without {gone}: the answer did not depend on it"
         return f"a confident different answer {value!r} (record {status})"
     if name == "insert_rejected":
-        if _asserts(result, case):
+        if answer_correct(case, result):
             return None
         return f"with {why} at rank 1: " + ("abstained" if abstained else f"answered {value!r}")
     if name == "swap_dates":
-        if abstained or not _asserts(result, case):
+        if abstained or not answer_correct(case, result):
             return None
         return f"dates swapped ({why}) but the answer stayed {value!r}"
     original = case.caller.tenant
     leaked = sorted({c.get("chunk_id", "") for cands in search_traces(result) for c in cands
                      if c.get("tenant") == original})
-    for ev in _get(result, "delivered", None) or []:
-        env = _get(ev, "envelope")
-        if env is not None and _get(env, "tenant") == original:
-            leaked.append(str(_get(ev, "citation", "")))
+    for ev in field(result, "delivered", None) or []:
+        env = field(ev, "envelope")
+        if env is not None and field(env, "tenant") == original:
+            leaked.append(str(field(ev, "citation", "")))
     if leaked:
         return f"{len(leaked)} candidate(s) of tenant {original!r} seen: {', '.join(leaked[:5])}"
     return None

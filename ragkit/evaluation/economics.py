@@ -10,8 +10,9 @@ arithmetic (:class:`fractions.Fraction` over the decimal text of each input), so
 
 The same quantities measured on real traces (candidate count, reranker token-units,
 delivered tokens, turns each piece of evidence persists, calls per task, time to first
-evidence / sufficient evidence / final answer) come from :func:`trace_costs` and
-:func:`trace_economics`, at p50 and p95.
+evidence / sufficient evidence / final answer) come from
+:func:`ragkit.evaluation.costs.trace_costs` and :func:`ragkit.evaluation.costs.trace_economics`,
+at p50 and p95.
 
 Example (the section's worked example, figure by figure):
     >>> m = CostModel()
@@ -51,9 +52,6 @@ __all__ = [
     "pass_latency_ms",
     "task_latency_ms",
     "concurrency",
-    "MEASURED",
-    "trace_costs",
-    "trace_economics",
 ]
 
 Number = int | float | Fraction
@@ -311,119 +309,3 @@ def concurrency(arrival_rate: Number, seconds_per_task: Number) -> int | float:
         (67.6, 59.8)
     """
     return _out(_q(arrival_rate, "arrival_rate") * _q(seconds_per_task, "seconds_per_task"))
-
-
-# ------------------------------------------------------------------ the same quantities, measured
-
-#: Distributions reported from traces (CURRICULUM section 5: "report four distributions", plus
-#: reranker work, token-turns and the three times).
-MEASURED = ("candidates_per_call", "reranker_units_per_call", "delivered_tokens_per_call", "calls_per_task",
-            "evidence_persistence_turns", "token_turns_per_task", "delivered_tokens_per_task",
-            "ms_to_first_evidence", "ms_to_sufficient_evidence", "ms_to_answer")
-
-
-def _get(obj: Any, name: str, default: Any = None) -> Any:
-    if isinstance(obj, dict):
-        return obj.get(name, default)
-    return getattr(obj, name, default)
-
-
-def _fold(text: Any) -> str:
-    return " ".join(str(text).split()).lower()
-
-
-def trace_costs(cases: Any, results: Any) -> tuple[Any, Any]:
-    """Per retrieval call and per task costs measured on real results (pandas DataFrames).
-
-    Per call: fused candidates, reranker token-units (the cross-encoder's real pair tokens)
-    and evidence tokens delivered to the model (the tool response's ``tokens``, counted with
-    :mod:`ragkit.models.tokens`; the funnel's delivered tokens when there is no step). Per task:
-    calls, delivered tokens, token-turns (tokens x turns each piece stayed in context), and
-    the time to first evidence (end of the first step that delivered anything), to
-    sufficient evidence (end of the step after which every evidence quote of the case had
-    been delivered; empty if never) and to the final answer. Step times are tool time;
-    the rest of the task's seconds is the policy's.
-
-    Args:
-        cases: the evidence cases.
-        results: ``case id -> result`` (:attr:`ragkit.evaluation.report.Report.results`).
-    """
-    import pandas as pd
-
-    calls, tasks = [], []
-    for case in cases:
-        result = results.get(case.id)
-        if result is None:
-            continue
-        steps = list(_get(result, "steps", None) or [])
-        search_steps = [s for s in steps if _get(s, "action") == "search" and _get(s, "refused") is None]
-        traces = list(_get(result, "traces", None) or [])
-        for i, trace in enumerate(traces):
-            cands = _get(trace, "candidates", []) or []
-            tokens = _get(trace, "tokens", {}) or {}
-            step = search_steps[i] if i < len(search_steps) else None
-            calls.append({"case": case.id, "call": i + 1,
-                          "candidates": sum(1 for c in cands if _get(c, "fused_rank") is not None),
-                          "reranker_units": int(tokens.get("reranker_units", 0)),
-                          "delivered_tokens": int(_get(step, "tokens", 0) if step is not None
-                                                  else tokens.get("delivered", 0))})
-        turns = [last - begin + 1 for begin, last in (_get(result, "evidence_turns", None) or {}).values()]
-        clock, first, sufficient = 0.0, None, None
-        need = [(e.doc_id, _fold(e.quote)) for e in case.evidence]
-        seen: list[tuple[str, str]] = []
-        for s in steps:
-            clock += float(_get(s, "ms", 0.0) or 0.0)
-            response = _get(s, "response", {}) or {}
-            items = [*(response.get("results") or []), *(response.get("documents") or [])]
-            if items and first is None:
-                first = clock
-            seen += [(str(it.get("doc_id")), _fold(it.get("text", ""))) for it in items]
-            if need and sufficient is None and all(any(d == doc and q in t for doc, t in seen)
-                                                   for d, q in need):
-                sufficient = clock
-        token_turns_ = _get(result, "token_turns", None)
-        delivered = _get(result, "tokens_delivered", None)
-        if delivered is None:
-            delivered = sum(c["delivered_tokens"] for c in calls if c["case"] == case.id)
-        tasks.append({"case": case.id, "calls": int(_get(result, "searches", len(traces)) or 0),
-                      "delivered_tokens": int(delivered), "token_turns": token_turns_,
-                      "mean_persistence_turns": sum(turns) / len(turns) if turns else None,
-                      "ms_to_first_evidence": first, "ms_to_sufficient_evidence": sufficient,
-                      "ms_to_answer": float(_get(result, "seconds", 0.0) or 0.0) * 1000})
-    return pd.DataFrame(calls), pd.DataFrame(tasks)
-
-
-def trace_economics(cases: Any, results: Any) -> dict[str, Any]:
-    """p50, p95 and max of every :data:`MEASURED` distribution, and the dominant tail term.
-
-    The dominant tail term is the distribution whose p95 is the largest multiple of its p50
-    (CURRICULUM exercise 6): where the tail of cost comes from.
-    """
-    from ragkit.evaluation.report import distribution
-
-    per_call, per_task = trace_costs(cases, results)
-    persist = []
-    for case in cases:
-        result = results.get(case.id)
-        turns = (_get(result, "evidence_turns", None) or {}) if result is not None else {}
-        persist += [last - begin + 1 for begin, last in turns.values()]
-
-    def col(frame: Any, name: str) -> list[Any]:
-        return frame[name].dropna().tolist() if name in frame else []
-
-    out: dict[str, Any] = {
-        "candidates_per_call": distribution(col(per_call, "candidates")),
-        "reranker_units_per_call": distribution(col(per_call, "reranker_units")),
-        "delivered_tokens_per_call": distribution(col(per_call, "delivered_tokens")),
-        "calls_per_task": distribution(col(per_task, "calls")),
-        "evidence_persistence_turns": distribution(persist),
-        "token_turns_per_task": distribution(col(per_task, "token_turns")),
-        "delivered_tokens_per_task": distribution(col(per_task, "delivered_tokens")),
-        "ms_to_first_evidence": distribution(col(per_task, "ms_to_first_evidence")),
-        "ms_to_sufficient_evidence": distribution(col(per_task, "ms_to_sufficient_evidence")),
-        "ms_to_answer": distribution(col(per_task, "ms_to_answer")),
-    }
-    ratios = {k: v["p95"] / v["p50"] for k, v in out.items() if k in MEASURED[:7] and v["n"] and v["p50"]}
-    dominant = max(ratios, key=lambda k: ratios[k]) if ratios else ""
-    out["dominant_tail"] = {"term": dominant, "p95_over_p50": ratios.get(dominant, float("nan"))}
-    return out

@@ -18,9 +18,19 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from ragkit.agent import PLACEMENTS
 from ragkit.core.errors import ValidationError
+from ragkit.evaluation.cases import EvidenceCase, load_cases, load_cases_lenient
+from ragkit.evaluation.counterfactuals import run_counterfactuals
+from ragkit.evaluation.gates import check_gates, load_gates, report_figures
+from ragkit.evaluation.plots import html_report
+from ragkit.evaluation.report import Report
+from ragkit.evaluation.rerankers import SharedScores
+from ragkit.evaluation.runner import agent_runner, evaluate
+from ragkit.evaluation.trec import write_run
+from ragkit.index.index import Index
+from ragkit.models import get_reranker
 
 __all__ = ["EvalOutcome", "run_eval", "outcome_json"]
 
@@ -29,13 +39,13 @@ __all__ = ["EvalOutcome", "run_eval", "outcome_json"]
 class EvalOutcome:
     """What ``ragkit eval`` did: the report, the case-file errors, the exit code."""
 
-    report: Any
+    report: Report
     case_errors: list[ValidationError] = field(default_factory=list)
     exit_code: int = 0
     written: list[str] = field(default_factory=list)
 
 
-def run_eval(cases_path: str | Path, index: Any, *, placement: str = "pipeline",
+def run_eval(cases_path: str | Path, index: str | Path | Index, *, placement: str = "pipeline",
              gates: str | Path | None = None, counterfactuals: bool = False, html: str | Path | None = None,
              trec: str | Path | None = None, csv: str | Path | None = None, strict: bool = False,
              limit: int = 0, progress: bool = True,
@@ -52,11 +62,6 @@ def run_eval(cases_path: str | Path, index: Any, *, placement: str = "pipeline",
         strict: stop at the first malformed case.
         limit: evaluate only the first N cases (0 = all).
     """
-    from ragkit.agent.loop import PLACEMENTS
-    from ragkit.evaluation.cases import load_cases, load_cases_lenient
-    from ragkit.evaluation.gates import check_gates, load_gates, report_figures
-    from ragkit.evaluation.runner import agent_runner, evaluate
-
     if placement not in PLACEMENTS:
         raise ValidationError(f"placement {placement!r}; use one of {PLACEMENTS}", field="placement")
     gate_list = load_gates(gates) if gates else None  # bad gates fail before any work
@@ -68,6 +73,7 @@ def run_eval(cases_path: str | Path, index: Any, *, placement: str = "pipeline",
             raise ValidationError("--html needs seaborn and matplotlib: pip install 'ragkit[course]'",
                                   field="html") from None
     errors: list[ValidationError] = []
+    cases: list[EvidenceCase]
     if strict:
         cases = load_cases(cases_path)
     else:
@@ -80,19 +86,12 @@ def run_eval(cases_path: str | Path, index: Any, *, placement: str = "pipeline",
     if limit:
         cases = cases[:limit]
     if isinstance(index, (str, Path)):
-        from ragkit.index.index import Index
-
         index = Index.load(index)
-    from ragkit.evaluation.runner import SharedScores
-    from ragkit.models.bundled import get_reranker
-
     # one score per (query, passage) for the run and its counterfactuals; each run timed as if cold
     reranker = SharedScores(get_reranker())
     report = evaluate(cases, agent_runner(index, placement, reranker=reranker), progress=progress,
                       placement=placement)
     if counterfactuals:
-        from ragkit.evaluation.counterfactuals import run_counterfactuals
-
         baseline = dict(zip(report.frame["case"], report.frame["correct"].astype(bool), strict=True))
         report.counterfactuals = run_counterfactuals(
             cases, index, lambda view: agent_runner(view, placement, reranker=reranker), progress=progress,
@@ -102,14 +101,10 @@ def run_eval(cases_path: str | Path, index: Any, *, placement: str = "pipeline",
         report.gates = check_gates(gate_list, report_figures(report))
         outcome.exit_code = 0 if report.gates.ok else 1
     if html:
-        from ragkit.evaluation.plots import html_report
-
         Path(html).write_text(html_report(report, title=f"ragkit eval: {Path(cases_path).name}, {placement}"),
                               encoding="utf-8")
         outcome.written.append(str(html))
     if trec:
-        from ragkit.evaluation.trec import write_run
-
         write_run(report.decisive_run()[0], trec, tag=f"ragkit-{placement}")
         outcome.written.append(str(trec))
     if csv:

@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from ragkit.core.errors import ValidationError
+from ragkit.evaluation.report import Report
 
 __all__ = ["Gate", "GateResult", "GateReport", "DIAGNOSIS", "load_gates", "parse_gates", "check_gates",
            "report_figures", "diagnose"]
@@ -60,6 +61,8 @@ class Gate:
 
 @dataclass(frozen=True)
 class GateResult:
+    """One gate checked: the figure's value (``None`` if the report lacks it), pass or fail, and why."""
+
     gate: Gate
     value: float | None
     passed: bool
@@ -143,7 +146,7 @@ def load_gates(path: str | Path) -> list[Gate]:
     return parse_gates(data, where=str(file))
 
 
-def report_figures(report: Any) -> dict[str, Any]:
+def report_figures(report: Report) -> dict[str, Any]:
     """The figures gates can name: the report summary plus counterfactual rates and leaks."""
     figures = dict(report.summary())
     cf = getattr(report, "counterfactuals", None)
@@ -201,7 +204,7 @@ DIAGNOSIS: tuple[tuple[str, str, str], ...] = (
 )
 
 
-def diagnose(report: Any) -> Any:
+def diagnose(report: Report) -> Any:
     """The diagnosis table applied to ``report``: cases per pattern, examples, next experiment."""
     import pandas as pd
 

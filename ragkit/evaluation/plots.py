@@ -18,6 +18,9 @@ import html as _html
 import io
 from typing import Any
 
+from ragkit.evaluation.gates import diagnose
+from ragkit.evaluation.report import Report
+
 __all__ = ["plot_boundaries", "plot_costs", "plot_calls", "plot_honesty", "plot_width_sweep", "html_report"]
 
 
@@ -29,7 +32,7 @@ def _axes(ax: Any, size: tuple[float, float] = (6.4, 3.6)) -> Any:
     return Figure(figsize=size, layout="constrained").subplots()
 
 
-def plot_boundaries(report: Any, *, ax: Any = None) -> Any:
+def plot_boundaries(report: Report, *, ax: Any = None) -> Any:
     """Cases whose minimum evidence set passed each boundary (answerable cases), with rates."""
     import seaborn as sns
 
@@ -45,7 +48,7 @@ def plot_boundaries(report: Any, *, ax: Any = None) -> Any:
     return ax
 
 
-def plot_costs(report: Any, *, ax: Any = None) -> Any:
+def plot_costs(report: Report, *, ax: Any = None) -> Any:
     """Distribution of seconds per task (with the p50 and p95 marked)."""
     import seaborn as sns
 
@@ -59,7 +62,7 @@ def plot_costs(report: Any, *, ax: Any = None) -> Any:
     return ax
 
 
-def plot_calls(report: Any, *, ax: Any = None) -> Any:
+def plot_calls(report: Report, *, ax: Any = None) -> Any:
     """How many retrieval calls each task made."""
     import seaborn as sns
 
@@ -69,7 +72,7 @@ def plot_calls(report: Any, *, ax: Any = None) -> Any:
     return ax
 
 
-def plot_honesty(report: Any, *, ax: Any = None) -> Any:
+def plot_honesty(report: Report, *, ax: Any = None) -> Any:
     """Unanswerable cases: honest abstentions versus false assertions, per tag."""
     import pandas as pd
     import seaborn as sns
@@ -104,7 +107,7 @@ def _png(ax: Any) -> str:
     return base64.b64encode(buf.getvalue()).decode()
 
 
-def html_report(report: Any, *, sweep: Any = None, title: str = "ragkit evaluation") -> str:
+def html_report(report: Report, *, sweep: Any = None, title: str = "ragkit evaluation") -> str:
     """The whole report as one self-contained HTML page (tables and base64 PNG figures)."""
     figures = [plot_boundaries(report), plot_costs(report), plot_calls(report)]
     if int(report.honesty().loc["all", "unanswerable"]):
@@ -112,8 +115,6 @@ def html_report(report: Any, *, sweep: Any = None, title: str = "ragkit evaluati
     if sweep is not None and len(sweep):
         figures += [plot_width_sweep(sweep), plot_width_sweep(sweep, y="total_cost")]
     imgs = "\n".join(f'<img alt="figure" src="data:image/png;base64,{_png(ax)}">' for ax in figures)
-    from ragkit.evaluation.gates import diagnose
-
     body = report._repr_html_()
     return ("<!doctype html><html><head><meta charset='utf-8'><link rel='icon' href='data:,'>"
             f"<title>{_html.escape(title)}</title>"

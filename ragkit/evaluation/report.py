@@ -28,9 +28,15 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ragkit.core.errors import ValidationError
+from ragkit.core.ids import section_key
+from ragkit.evaluation.cases import EvidenceCase
+from ragkit.evaluation.costs import distribution
+from ragkit.evaluation.counterfactuals import Counterfactuals
+from ragkit.evaluation.fields import Result
 from ragkit.evaluation.metrics import score_run as metric_means
 
-__all__ = ["BOUNDARY_LABELS", "Report", "distribution"]
+__all__ = ["BOUNDARY_LABELS", "Report"]
 
 #: Boundary column -> the row label of CURRICULUM section 12's table.
 BOUNDARY_LABELS: dict[str, str] = {
@@ -42,26 +48,6 @@ BOUNDARY_LABELS: dict[str, str] = {
 }
 
 
-def distribution(values: Sequence[float]) -> dict[str, float]:
-    """p50, p95, max and mean of ``values`` (linear-interpolated percentiles; NaN when empty).
-
-    Example:
-        >>> distribution([1, 2, 3, 4])["p50"]
-        2.5
-    """
-    import numpy as np
-
-    arr = np.asarray([v for v in values if v is not None and not _isnan(v)], dtype=float)
-    if not len(arr):
-        return {"n": 0, "p50": math.nan, "p95": math.nan, "max": math.nan, "mean": math.nan}
-    return {"n": int(len(arr)), "p50": float(np.percentile(arr, 50)), "p95": float(np.percentile(arr, 95)),
-            "max": float(arr.max()), "mean": float(arr.mean())}
-
-
-def _isnan(v: Any) -> bool:
-    return isinstance(v, float) and math.isnan(v)
-
-
 def _rate(passed: int, reached: int) -> float:
     return passed / reached if reached else math.nan
 
@@ -70,24 +56,24 @@ class Report:
     """Scored cases and the tables computed from them.
 
     Attributes:
-        frame: one row per case (see :func:`ragkit.evaluation.runner.score_case` for the columns).
+        frame: one row per case (see :func:`ragkit.evaluation.scoring.score_case` for the columns).
         placement: what was evaluated (``pipeline``, ``tool``, ``hybrid``, ...).
         results: the raw result of every case (``case id -> AgentResult``), for drilling in.
         counterfactuals: filled by :func:`ragkit.evaluation.counterfactuals.run_counterfactuals`.
         gates: filled by :func:`ragkit.evaluation.gates.check_gates`.
     """
 
-    def __init__(self, rows: Sequence[Mapping[str, Any]], *, cases: Sequence[Any] = (),
-                 results: Mapping[str, Any] | None = None, placement: str = "custom"):
+    def __init__(self, rows: Sequence[Mapping[str, Any]], *, cases: Sequence[EvidenceCase] = (),
+                 results: Mapping[str, Result] | None = None, placement: str = "custom"):
         import pandas as pd
 
         self.frame = pd.DataFrame([dict(r) for r in rows])
         self.cases = list(cases)
         self.results = dict(results or {})
         self.placement = placement
-        self.counterfactuals: Any = None
-        self.gates: Any = None
-        self.economics: Any = None
+        self.counterfactuals: Counterfactuals | None = None
+        self.gates: Any = None  # a ragkit.evaluation.gates.GateReport (gates read reports: a layer above)
+        self.economics: dict[str, Any] | None = None
 
     # -- tables -------------------------------------------------------------------------
     def _by_tag(self) -> list[tuple[str, Any]]:
@@ -121,15 +107,13 @@ class Report:
 
         missing = [c for c in ("honest", "false_assertion", "over_abstained") if c not in self.frame]
         if missing:
-            from ragkit.core.errors import ValidationError
-
             raise ValidationError(f"the report's rows lack the columns {missing}; score each case with "
-                                  "ragkit.evaluation.runner.score_case", field="rows")
+                                  "ragkit.evaluation.scoring.score_case", field="rows")
         rows = []
         for tag, sub in self._by_tag():
             un = sub[~sub["answerable"].astype(bool)]
             an = sub[sub["answerable"].astype(bool)]
-            # the definitions live in ragkit.evaluation.runner.score_case (honest, false_assertion,
+            # the definitions live in ragkit.evaluation.scoring.score_case (honest, false_assertion,
             # over_abstained); a failed run is neither honest nor a false assertion
             honest = int(un["honest"].astype(bool).sum()) if len(un) else 0
             false = int(un["false_assertion"].astype(bool).sum()) if len(un) else 0
@@ -162,8 +146,6 @@ class Report:
     def decisive_run(self) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, int]]]:
         """The first call's ranking of sections per case (a run) and the decisive section (qrels),
         keyed ``doc_id#anchor``: the input of :mod:`ragkit.evaluation.metrics` and of TREC run files."""
-        from ragkit.core.ids import section_key
-
         run: dict[str, dict[str, float]] = {}
         qrels: dict[str, dict[str, int]] = {}
         by_id = {c.id: c for c in self.cases}
@@ -189,7 +171,7 @@ class Report:
         return pd.DataFrame(rows).T
 
     def economics_table(self) -> Any:
-        """Measured cost distributions (p50, p95, max) from :func:`ragkit.evaluation.economics.trace_economics`."""
+        """Cost distributions (p50, p95, max) from :func:`ragkit.evaluation.costs.trace_economics`."""
         import pandas as pd
 
         data = {k: v for k, v in (self.economics or {}).items() if k != "dominant_tail"}

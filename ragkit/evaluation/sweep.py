@@ -30,23 +30,23 @@ from typing import Any
 from ragkit.core.errors import ValidationError
 from ragkit.core.ids import section_key
 from ragkit.core.scope import snapshot_filters
+from ragkit.evaluation.cases import EvidenceCase
 from ragkit.evaluation.economics import calls_per_task
+from ragkit.search.funnel import Funnel
 
 __all__ = ["width_sweep"]
 
 
-def width_sweep(index: Any, cases: Sequence[Any], *, candidates: Sequence[int] = (10, 30, 50, 100),
+def width_sweep(index: Any, cases: Sequence[EvidenceCase], *, candidates: Sequence[int] = (10, 30, 50, 100),
                 deliver: Sequence[int] = (1, 2, 3, 4, 6, 8), rerank_depth: Sequence[int] = (30,),
                 remaining_turns: float = 6, extra_calls: float = 2, main_price: float = 1.0,
-                reranker_price: float = 1.0, funnel: Any = None, progress: bool = True) -> Any:
+                reranker_price: float = 1.0, funnel: Funnel | None = None, progress: bool = True) -> Any:
     """The sweep as a DataFrame, one row per ``(candidates, rerank_depth, deliver)``.
 
     A rerank depth above the candidate width is cut to it (and reported as such).
     """
     import pandas as pd
     from tqdm.auto import tqdm
-
-    from ragkit.search.funnel import Funnel
 
     if not deliver or min(deliver) < 1 or not candidates or min(candidates) < 1:
         raise ValidationError("candidates and deliver need widths >= 1, e.g. candidates=(30, 50), "

@@ -21,9 +21,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
 
 from ragkit.core.errors import ValidationError
+from ragkit.evaluation.cases import EvidenceCase
 from ragkit.evaluation.metrics import rank_run
 
 __all__ = ["write_run", "read_run", "write_qrels", "read_qrels", "qrels_from_cases"]
@@ -75,7 +75,7 @@ def read_qrels(path: str | Path) -> dict[str, dict[str, int]]:
     return qrels
 
 
-def qrels_from_cases(cases: Iterable[Any], *, level: str = "section") -> dict[str, dict[str, int]]:
+def qrels_from_cases(cases: Iterable[EvidenceCase], *, level: str = "section") -> dict[str, dict[str, int]]:
     """Graded qrels from evidence cases: the decisive item 2, every other evidence item 1.
 
     ``level="section"`` judges ``doc_id#anchor`` (the unit ragkit cites); ``"document"``

@@ -11,8 +11,9 @@ from ragkit.evidence.citations import (
     verify,
 )
 from ragkit.evidence.decision import STATUSES, Conflict, Decision, DecisionRecord, Rejected, Selected
-from ragkit.evidence.resolution import question_terms, resolve
+from ragkit.evidence.resolution import resolve
 from ragkit.evidence.spans import Evidence
+from ragkit.text.relevance import question_terms
 
 __all__ = [
     "CITATION_RE",

@@ -21,7 +21,7 @@ person's) against the evidence delivered in the run, without a second model:
 that fails is never passed on as if it were verified.
 
 Example:
-    >>> from ragkit.evidence.resolution import Evidence
+    >>> from ragkit.evidence.spans import Evidence
     >>> ev = Evidence.of("policy-v3#cutoffs", "Migrated tenants use 15:00 for the EUR cutoff.",
     ...                  {"doc_id": "policy-v3"})
     >>> verify("Acme's EUR cutoff is 3 pm [policy-v3#cutoffs].", [ev]).ok
@@ -34,12 +34,14 @@ Example:
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ragkit.core.errors import RagkitError, ValidationError
-from ragkit.core.scope import as_scope
+from ragkit.core.ids import doc_of, section_id
+from ragkit.core.scope import Scope, as_scope
+from ragkit.documents.sections import sections
 from ragkit.evidence.spans import Evidence
 from ragkit.text.normalise import normalise_value
 from ragkit.text.untrusted import looks_like_instruction
@@ -83,6 +85,7 @@ class Citation:
 
     @property
     def text(self) -> str:
+        """``doc_id#anchor``, as an answer writes it."""
         return f"{self.doc_id}#{self.anchor}"
 
     def __str__(self) -> str:
@@ -109,6 +112,7 @@ class Verification:
 
     @property
     def failures(self) -> list[ClaimVerdict]:
+        """The claims that failed."""
         return [c for c in self.claims if not c.ok]
 
     def __str__(self) -> str:
@@ -133,8 +137,9 @@ def parse_citations(text: str) -> list[Citation]:
     out = []
     for m in CITATION_RE.finditer(text):
         for part in re.split(r"\s*[;,]\s*", m.group(1)):
-            doc_id, _, anchor = part.partition("#")
-            out.append(Citation(doc_id, anchor))
+            doc_id = doc_of(part)
+            # the anchor as written: a chunk number stays in it ("[doc#a~0]" names no section)
+            out.append(Citation(doc_id, part[len(doc_id) + 1 :]))
     return out
 
 
@@ -196,17 +201,13 @@ def _restates(kind: str, surface: str, question: str) -> bool:
     return False
 
 
-
-
 def _resolve(c: Citation, delivered: Sequence[Evidence]) -> list[Evidence]:
     """Delivered spans a citation names: the same ``doc#anchor`` (or chunk of it), or that section
     cut out of a whole document delivered in this run (``retrieve_documents`` of a doc id)."""
     text = c.text
-    found = [e for e in delivered if e.citation == text or e.chunk_id.split("~")[0] == text]
+    found = [e for e in delivered if e.citation == text or section_id(e.chunk_id) == text]
     if found:
         return found
-    from ragkit.documents.chunking import sections
-
     for e in delivered:
         if e.doc_id == c.doc_id and not e.anchor:
             for sec in sections(e.text):
@@ -229,13 +230,17 @@ def _resolve(c: Citation, delivered: Sequence[Evidence]) -> list[Evidence]:
 
 
 def verify(
-    answer: str, delivered: Sequence[Evidence], caller: Any = None, *, question: str | None = None
+    answer: str,
+    delivered: Sequence[Evidence],
+    caller: Scope | Mapping[str, Any] | None = None,
+    *,
+    question: str | None = None,
 ) -> Verification:
     """Check every claim of ``answer`` against the evidence delivered in this run.
 
     Args:
         answer: any answer text with inline ``[doc_id#anchor]`` citations.
-        delivered: the :class:`~ragkit.evidence.resolution.Evidence` delivered in this run (only these
+        delivered: the :class:`~ragkit.evidence.spans.Evidence` delivered in this run (only these
             resolve; a citation to anything else fails, however real the document is).
         caller: a :class:`~ragkit.core.scope.Scope` or :class:`~ragkit.core.scope.Scope`; cited spans
             must be readable by it (``None``: not checked).
@@ -321,7 +326,7 @@ def enforce(answer: str, verification: Verification, *, mode: str = "mark") -> s
         ValidationError: unknown mode.
 
     Example:
-        >>> from ragkit.evidence.resolution import Evidence
+        >>> from ragkit.evidence.spans import Evidence
         >>> ev = Evidence.of("rb#cut", "EUR cutoff 16:00 CET.", {"doc_id": "rb"})
         >>> print(enforce("It is 17:00 [rb#cut].", verify("It is 17:00 [rb#cut].", [ev])))
         UNVERIFIED: 1 of 1 claim(s) failed the citation check.

@@ -8,9 +8,9 @@ record an analyst would write (``print(record)``), shows as a table in a noteboo
 Example:
     >>> rec = DecisionRecord("Which EUR cutoff?", "2026-01-19", "time",
     ...     Decision("time", "15:00", "15:00", "policy-v3#cutoffs", "policy-v3", 10, 15, "Use 15:00."),
-    ...     [Selected("policy-v3#cutoffs", "policy-v3", "decisive", "policy_owner", "15:00")],
-    ...     [Rejected("runbook-v2#eur-cutoff", "runbook-v2", "lower_authority", "operations",
-    ...               "policy-v3#cutoffs")])
+    ...     (Selected("policy-v3#cutoffs", "policy-v3", "decisive", "policy_owner", "15:00"),),
+    ...     (Rejected("runbook-v2#eur-cutoff", "runbook-v2", "lower_authority", "operations",
+    ...               "policy-v3#cutoffs"),))
     >>> rec.status, DecisionRecord.from_json(rec.to_json()) == rec
     ('decided', True)
 """
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import html
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from ragkit.core.errors import ValidationError
@@ -112,18 +112,27 @@ class Conflict:
     why: str
 
 
-@dataclass
+@dataclass(frozen=True)
 class DecisionRecord:
-    """The outcome of :func:`ragkit.evidence.resolution.resolve` (see the module docstring)."""
+    """The outcome of :func:`ragkit.evidence.resolution.resolve` (see the module docstring).
+
+    A record is frozen, and its four lists are tuples (a list given is stored as a tuple): a
+    reader that adds to it (the agent setting excerpts aside) builds a new record with
+    :func:`dataclasses.replace`.
+    """
 
     question: str
     as_of: str | None
     asked: str
     decision: Decision | None
-    selected: list[Selected] = field(default_factory=list)
-    rejected: list[Rejected] = field(default_factory=list)
-    unresolved: list[Conflict] = field(default_factory=list)
-    to_confirm: list[str] = field(default_factory=list)
+    selected: tuple[Selected, ...] = ()
+    rejected: tuple[Rejected, ...] = ()
+    unresolved: tuple[Conflict, ...] = ()
+    to_confirm: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        for name in ("selected", "rejected", "unresolved", "to_confirm"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
 
     @property
     def status(self) -> str:
@@ -143,8 +152,10 @@ class DecisionRecord:
 
     # -- JSON -----------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict (includes ``status``)."""
+        """A JSON-ready dict (includes ``status``; the four sequences as lists)."""
         out = asdict(self)
+        for name in ("selected", "rejected", "unresolved", "to_confirm"):
+            out[name] = list(out[name])
         out["status"] = self.status
         return out
 
@@ -166,10 +177,10 @@ class DecisionRecord:
                 as_of=d["as_of"],
                 asked=d["asked"],
                 decision=Decision(**d["decision"]) if d.get("decision") else None,
-                selected=[Selected(**s) for s in d.get("selected", [])],
-                rejected=[Rejected(**r) for r in d.get("rejected", [])],
-                unresolved=[Conflict(**c) for c in d.get("unresolved", [])],
-                to_confirm=list(d.get("to_confirm", [])),
+                selected=tuple(Selected(**s) for s in d.get("selected", [])),
+                rejected=tuple(Rejected(**r) for r in d.get("rejected", [])),
+                unresolved=tuple(Conflict(**c) for c in d.get("unresolved", [])),
+                to_confirm=tuple(d.get("to_confirm", [])),
             )
         except (KeyError, TypeError) as exc:
             raise ValidationError(f"not a decision record: {exc}", field="record") from None

@@ -21,7 +21,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragkit.core.errors import ValidationError
-from ragkit.core.records import Envelope
+from ragkit.core.ids import doc_of, parse_id
+from ragkit.core.records import Document, Envelope
+from ragkit.documents.sections import sections
 
 __all__ = ["Evidence"]
 
@@ -68,7 +70,7 @@ class Evidence:
             ValidationError: the citation does not name the envelope's ``doc_id``, or a bad envelope field.
         """
         env = envelope if isinstance(envelope, Envelope) else Envelope.from_mapping(envelope)
-        doc_id, _, anchor = citation.partition("#")
+        doc_id, anchor = doc_of(citation), parse_id(citation).anchor
         if doc_id != env.doc_id:
             raise ValidationError(
                 f"citation {citation!r} does not name the envelope's doc_id "
@@ -98,7 +100,7 @@ class Evidence:
         env = Envelope.from_mapping({k: v for k, v in item.items() if k in known and v is not None})
         doc_id = env.doc_id
         citation = str(item.get("citation") or "")
-        anchor = str(item.get("anchor") or citation.partition("#")[2])
+        anchor = str(item.get("anchor") or parse_id(citation).anchor)
         citation = citation or (f"{doc_id}#{anchor}" if anchor else doc_id)
         text = str(item.get("text") or "")
         start = item.get("start")
@@ -125,7 +127,7 @@ class Evidence:
         ``index.rows[hit.row]`` (and, with ``section=True``, to deliver the expanded parent
         section with its offsets). Without ``index`` the document offsets are unknown (``-1``).
         """
-        text, start, end, anchor = hit.text, -1, -1, hit.citation.partition("#")[2]
+        text, start, end, anchor = hit.text, -1, -1, parse_id(hit.citation).anchor
         if index is not None:
             chunk = index.rows[hit.row]
             start, end, anchor = chunk.start, chunk.end, chunk.anchor or anchor
@@ -137,14 +139,12 @@ class Evidence:
         return cls(hit.citation, hit.doc_id, anchor, text, hit.envelope, start, end, hit.chunk_id, query)
 
     @classmethod
-    def from_document(cls, document: Any, anchor: str | None = None, *, query: str = "") -> Evidence:
+    def from_document(cls, document: Document, anchor: str | None = None, *, query: str = "") -> Evidence:
         """Evidence for one section of a :class:`ragkit.core.records.Document` (``anchor=None``: all of it).
 
         Raises:
             ValidationError: no section with that anchor (the message lists the anchors).
         """
-        from ragkit.documents.chunking import sections
-
         if anchor is None:
             return cls(
                 document.doc_id,

@@ -16,9 +16,10 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from ragkit.exercises.core import Outcome, ____
+from ragkit.core.errors import ValidationError
+from ragkit.exercises.core import Outcome, ____, sample_cases
 
-__all__ = ["EXERCISES", "____", "Outcome", "load"]
+__all__ = ["EXERCISES", "____", "Outcome", "load", "sample_cases"]
 
 #: Exercise number -> module name (inside this package).
 EXERCISES: dict[int, str] = {
@@ -35,8 +36,6 @@ EXERCISES: dict[int, str] = {
 
 def load(number: int) -> ModuleType:
     """The module of exercise ``number``."""
-    from ragkit.core.errors import ValidationError
-
     if number not in EXERCISES:
         raise ValidationError(f"no exercise {number}; available: {sorted(EXERCISES)}", field="number")
     return importlib.import_module(f"ragkit.exercises.{EXERCISES[number]}")

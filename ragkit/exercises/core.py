@@ -36,7 +36,6 @@ __all__ = [
     "NotAttempted",
     "Shown",
     "sample_cases",
-    "course_cases",
 ]
 
 
@@ -245,14 +244,6 @@ def require(condition: bool, message: str) -> None:
     """Fail the check with ``message`` unless ``condition`` holds."""
     if not condition:
         raise Failure(message)
-
-
-def course_cases() -> list[Any]:
-    """Every evidence case of the course corpus (``datasets/opscorpus/cases.jsonl``)."""
-    from ragkit.course.shortcuts import REPO
-    from ragkit.evaluation.cases import load_cases
-
-    return load_cases(REPO / "datasets" / "opscorpus" / "cases.jsonl")
 
 
 def sample_cases(

@@ -43,12 +43,10 @@ the answer. Every call's trace lists each candidate with its rank in every list
 (`result.trace.candidates`, or `result.to_frame()`).
 """),
     setup("""
-from ragkit.course.shortcuts import course_index
-from ragkit.core import snapshot_filters
-from ragkit.exercises import ____, ex01 as ex
-from ragkit.exercises.core import course_cases, sample_cases
-from ragkit.search.funnel import Funnel
-from ragkit.core.scope import Scope
+from ragkit.core import Scope, snapshot_filters
+from ragkit.course import course_cases, course_index
+from ragkit.exercises import ____, ex01 as ex, sample_cases
+from ragkit.search import Funnel
 
 index = course_index(progress=False)
 funnel = Funnel(index)

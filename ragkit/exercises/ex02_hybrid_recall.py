@@ -50,12 +50,10 @@ published by its snapshot time (`snapshot_filters(case.as_of)`): the same mask f
 retriever, so the comparison is fair.
 """),
     setup("""
-from ragkit.course.shortcuts import course_index
-from ragkit.core import snapshot_filters
-from ragkit.exercises import ____, ex02 as ex
-from ragkit.exercises.core import course_cases, sample_cases
-from ragkit.retrieval.fusion import rrf
-from ragkit.core.scope import Scope
+from ragkit.core import Scope, snapshot_filters
+from ragkit.course import course_cases, course_index
+from ragkit.exercises import ____, ex02 as ex, sample_cases
+from ragkit.retrieval import rrf
 
 index = course_index(progress=False)
 cases = sample_cases(course_cases(), 60, seed=2, where=lambda c: c.answerable)
@@ -73,7 +71,7 @@ sum("identifier" in c.tags for c in cases), len(cases)
 ## 1. Three candidate lists per case
 
 Dense retrieval is done for you. Add BM25 (`index.search_lexical`, same arguments) and fuse
-the two with `rrf` (from `ragkit.retrieval.fusion`), keeping the top `WIDTH` of the fused list so that
+the two with `rrf` (from `ragkit.retrieval`), keeping the top `WIDTH` of the fused list so that
 all three lists are compared at the same width.
 """),
     work("""

@@ -15,6 +15,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ragkit.core.records import parse_time
+from ragkit.core.scope import Scope
 from ragkit.exercises.cells import check_cell, md, setup, solution_blocks, work
 from ragkit.exercises.core import Blank, Exercise, Failure, NotAttempted
 
@@ -91,13 +93,13 @@ hybrid placement, searching as the caller over the documents published by `as_of
 notebook short its funnel runs without the cross-encoder (`rerank_mode="none"`).
 """),
     setup("""
-from ragkit.course.shortcuts import course_documents, course_index
-from ragkit.evaluation.runner import agent_runner
-from ragkit.exercises import ____, ex04 as ex
-from ragkit.search.funnel import FunnelSettings
-from ragkit.core.scope import Scope
-from ragkit.core.records import parse_time
 from types import SimpleNamespace
+
+from ragkit.core import Scope, parse_time
+from ragkit.course import course_documents, course_index
+from ragkit.evaluation import agent_runner
+from ragkit.exercises import ____, ex04 as ex
+from ragkit.search import FunnelSettings
 
 index = course_index(progress=False)
 docs, _report = course_documents()
@@ -185,9 +187,6 @@ HINTS = (
 
 
 def _readable(question: Mapping[str, Any], env: Any) -> bool:
-    from ragkit.core.records import parse_time
-    from ragkit.core.scope import Scope
-
     caller = Scope(str(question["tenant"]), tuple(question["groups"]))
     as_of = parse_time(question["as_of"], field_name="as_of")
     return caller.allows(env) and (env.published_at is None or as_of is None or env.published_at <= as_of)

@@ -57,7 +57,7 @@ these two timestamps, not today's date, are what to compare.
     setup("""
 import pandas as pd
 
-from ragkit.course.shortcuts import course_documents
+from ragkit.course import course_documents
 from ragkit.exercises import ____, ex05 as ex
 
 docs, _report = course_documents()

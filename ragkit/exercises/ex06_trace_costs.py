@@ -49,12 +49,10 @@ so the first call's evidence is present on `calls + 1` turns.
     setup("""
 import pandas as pd
 
-from ragkit.course.shortcuts import course_index
-from ragkit.core import snapshot_filters
-from ragkit.exercises import ____, ex06 as ex
-from ragkit.exercises.core import course_cases, sample_cases
-from ragkit.search.funnel import Funnel
-from ragkit.core.scope import Scope
+from ragkit.core import Scope, snapshot_filters
+from ragkit.course import course_cases, course_index
+from ragkit.exercises import ____, ex06 as ex, sample_cases
+from ragkit.search import Funnel
 
 index = course_index(progress=False)
 funnel = Funnel(index)

@@ -14,8 +14,12 @@ import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from ragkit.core.errors import ValidationError
+from ragkit.evidence.resolution import resolve
 from ragkit.exercises.cells import check_cell, md, setup, solution_blocks, work
 from ragkit.exercises.core import Blank, Exercise, Failure, NotAttempted
+from ragkit.text.normalise import normalise_value
+from ragkit.text.values import asked_kind
 
 __all__ = ["CELLS", "EXERCISE", "check", "hint", "solution", "check_values", "broken_records"]
 
@@ -52,10 +56,10 @@ record when its cutover completes. Use `find` to locate them and `show` to read 
     setup("""
 import re
 
-from ragkit.course.shortcuts import course_documents
+from ragkit.core import Scope
+from ragkit.course import course_documents
+from ragkit.evidence import Evidence, resolve
 from ragkit.exercises import ____, ex07 as ex
-from ragkit.evidence.resolution import Evidence, resolve
-from ragkit.core.scope import Scope
 
 docs, _report = course_documents()
 by_id = {d.doc_id: d for d in docs}
@@ -119,10 +123,10 @@ for record in records:
 An agent must not answer from a record that cannot justify itself. Write `justified(record,
 evidence)`: True only when the record has a decision, the decision's source is among the
 *selected* evidence, every delivered source is either selected or rejected, and every rejection
-names a reason from `ragkit.evidence.decision.REJECT_REASONS` and says why (`because`).
+names a reason from `ragkit.evaluation.REJECT_REASONS` and says why (`because`).
 """),
     work("""
-from ragkit.evidence.decision import REJECT_REASONS
+from ragkit.evaluation import REJECT_REASONS
 
 
 def justified(record, evidence):
@@ -207,11 +211,6 @@ def _ask(guard: Callable, record: Any, evidence: Any, what: str) -> Any:
 
 
 def _checker(conflict_cases: Sequence[Any], records: Sequence[Any], justified: Callable) -> str:
-    from ragkit.core.errors import ValidationError
-    from ragkit.evidence.resolution import resolve
-    from ragkit.text.normalise import normalise_value
-    from ragkit.text.values import asked_kind
-
     if not isinstance(conflict_cases, (list, tuple)) or len(conflict_cases) < 3:
         raise Failure("`conflict_cases` must be a list of at least three cases.")
     if not records or isinstance(justified(records[0], conflict_cases[0]["evidence"]), Blank):

@@ -43,12 +43,10 @@ placement; its funnel runs without the cross-encoder here (`rerank_mode="none"`)
 notebook short.
 """),
     setup("""
-from ragkit.evaluation.counterfactuals import IndexView
-from ragkit.course.shortcuts import course_index
-from ragkit.evaluation.runner import agent_runner
-from ragkit.exercises import ____, ex08 as ex
-from ragkit.exercises.core import course_cases, sample_cases
-from ragkit.search.funnel import FunnelSettings
+from ragkit.course import course_cases, course_index
+from ragkit.evaluation import IndexView, agent_runner
+from ragkit.exercises import ____, ex08 as ex, sample_cases
+from ragkit.search import FunnelSettings
 
 index = course_index(progress=False)
 cases = sample_cases(course_cases(), 10, seed=8, where=lambda c: c.answerable)

@@ -1,7 +1,15 @@
-"""The persisted index: segments, snapshots, durable storage, build and sync, and the backend seam."""
+"""The persisted index: segments, snapshots, durable storage, build and sync, and the backend seam.
+
+``settings`` (how an index is built, what a sync changed), ``embedder`` (the lazily loaded,
+checked model), ``segments`` (immutable batches of rows and their merge policy), ``snapshots``
+(one immutable version), ``manifest`` (what a generation records per document), ``storage``
+(the crash-safe folder), ``index`` (the :class:`Index` itself), ``build`` and ``freshness``
+(keeping an index current), ``links`` and ``backend`` (the seam every reader goes through).
+"""
 
 from ragkit.index.backend import Backend, MaskSelection, Selection, SnapshotBackend, as_backend
 from ragkit.index.build import DEFAULT_CACHE, build_or_update, default_index_path
+from ragkit.index.embedder import LazyEmbedder
 from ragkit.index.freshness import (
     FolderSync,
     StalenessReport,
@@ -12,15 +20,12 @@ from ragkit.index.freshness import (
     staleness,
     sync_folder,
 )
-from ragkit.index.index import (
-    FORMAT_VERSION,
-    MAX_SEGMENTS,
-    Index,
-    IndexSettings,
-    Segment,
-    Snapshot,
-    SyncReport,
-)
+from ragkit.index.index import Index
+from ragkit.index.links import DocumentLinks, LinkGraph
+from ragkit.index.manifest import doc_fingerprint, new_manifest
+from ragkit.index.segments import MAX_SEGMENTS, Segment
+from ragkit.index.settings import FORMAT_VERSION, IndexSettings, SyncReport
+from ragkit.index.snapshots import Snapshot
 from ragkit.index.storage import (
     CRASH_POINTS,
     LEGACY_FILES,
@@ -30,7 +35,9 @@ from ragkit.index.storage import (
     crash_point,
     current_generation,
     fsync_dir,
+    fsync_file,
     generation_names,
+    generation_number,
     read_generation,
     sha256_file,
     sha256_files,
@@ -42,11 +49,14 @@ __all__ = [
     "Backend",
     "CRASH_POINTS",
     "DEFAULT_CACHE",
+    "DocumentLinks",
     "FORMAT_VERSION",
     "FolderSync",
     "Index",
     "IndexSettings",
     "LEGACY_FILES",
+    "LazyEmbedder",
+    "LinkGraph",
     "MAX_SEGMENTS",
     "MaskSelection",
     "SEGMENTS",
@@ -64,8 +74,12 @@ __all__ = [
     "crash_point",
     "current_generation",
     "default_index_path",
+    "doc_fingerprint",
     "fsync_dir",
+    "fsync_file",
     "generation_names",
+    "generation_number",
+    "new_manifest",
     "parse_duration",
     "protect_unreadable",
     "read_generation",

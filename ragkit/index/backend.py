@@ -1,7 +1,7 @@
 """The backend seam: what the funnel needs from an index, and nothing more.
 
 The funnel (:class:`ragkit.search.funnel.Funnel`) reads its retrievers through the small
-:class:`Backend` protocol below, so a second engine (:mod:`ragkit.backends.milvus.engine`) needs no change
+:class:`Backend` protocol below, so a second engine (:mod:`ragkit.backends.milvus`) needs no change
 in fusion, rerank, expansion, tools, agent, trace or evaluation:
 
 ``select(scope, filters) -> Selection``
@@ -17,12 +17,25 @@ in fusion, rerank, expansion, tools, agent, trace or evaluation:
     Chunks by row number (one batch call), the envelope a read re-checks scope against,
     the parent section for expansion, the number of rows.
 
+The tools (:mod:`ragkit.tools`) read documents and sections by id through a few more methods,
+so that no backend has to imitate the in-memory snapshot's dictionaries:
+
+``document(doc_id)``, ``section(key)``, ``sections_of(doc_id)``, ``row_for(chunk_id)``
+    One document, one parent section, one document's sections, the row of a chunk id
+    (``None`` where there is none).
+``envelopes(scope, filters, limit=)``, ``tenants()``, ``links(doc_id)``
+    The envelopes of the documents a caller may read (no text), every tenant of the index,
+    and the links of one document in both directions (:class:`~ragkit.index.links.DocumentLinks`).
+
+None of these applies the caller's scope except ``envelopes``: the tools re-check every
+document they show with :meth:`ragkit.core.scope.Scope.allows` (one access rule).
+
 Row numbers are positions ``0..size()-1`` of one immutable *snapshot*: a backend object
 is taken once per search (``index.snapshot()``) and every call of that search speaks of it.
 
 :func:`as_backend` turns whatever the funnel was given into a backend: an object whose
 class declares ``ragkit_backend = True`` (the Milvus snapshot) is used as is; anything with
-the in-memory snapshot's read API (:class:`ragkit.index.index.Snapshot`, an
+the in-memory snapshot's read API (:class:`ragkit.index.snapshots.Snapshot`, an
 :class:`~ragkit.evaluation.counterfactuals.IndexView`) is wrapped by :class:`SnapshotBackend`, which
 adds nothing but the protocol: the in-memory index itself is unchanged.
 
@@ -40,8 +53,9 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ragkit.core.records import Chunk, Envelope
+from ragkit.core.records import Chunk, Document, Envelope
 from ragkit.core.scope import Filters, Scope
+from ragkit.index.links import DocumentLinks, LinkGraph
 from ragkit.retrieval.fusion import Ranking
 
 __all__ = ["Selection", "Backend", "MaskSelection", "SnapshotBackend", "as_backend"]
@@ -88,6 +102,42 @@ class Backend(Protocol):
         """The parent section of ``row`` (``None`` when its chunker made none)."""
         ...
 
+    def document(self, doc_id: str) -> Document | None:
+        """The document ``doc_id`` with its full text, or ``None`` when this snapshot has none.
+
+        No scope is applied: the caller checks ``scope.allows(document.envelope)``.
+        """
+        ...
+
+    def section(self, key: str) -> Chunk | None:
+        """The parent section ``doc_id#anchor`` (``kind == "section"``), or ``None``."""
+        ...
+
+    def sections_of(self, doc_id: str) -> list[Chunk]:
+        """The parent sections of one document, by ``start`` (empty for an unknown id)."""
+        ...
+
+    def row_for(self, chunk_id: str) -> int | None:
+        """The row number of the chunk ``chunk_id`` (``doc_id#anchor~n``), or ``None``."""
+        ...
+
+    def envelopes(self, scope: Scope, filters: Filters | None = None, *,
+                  limit: int | None = None) -> list[Envelope]:
+        """The envelopes of the documents ``scope`` may read and ``filters`` pass, in index order.
+
+        Exactly those with ``scope.allows(env) and (filters is None or filters.allows(env))``;
+        at most ``limit`` of them (``None``: all; one small record per document, no text).
+        """
+        ...
+
+    def tenants(self) -> list[str]:
+        """Every tenant of this snapshot's documents, sorted (no scope applied)."""
+        ...
+
+    def links(self, doc_id: str) -> DocumentLinks:
+        """Who links to ``doc_id`` and its supersession named on either side (no scope applied)."""
+        ...
+
 
 class MaskSelection:
     """A selection as a numpy bool mask over rows (the in-memory backend's form)."""
@@ -106,15 +156,19 @@ class MaskSelection:
 class SnapshotBackend:
     """The :class:`Backend` protocol over an object with the in-memory snapshot's read API.
 
-    ``snap`` is a :class:`ragkit.index.index.Snapshot`, an ``IndexView`` or anything with ``rows``,
-    ``mask``, ``search_lexical``, ``search_dense``, ``envelope`` and ``parent``; every call
-    goes straight to it, so results are identical to calling it directly.
+    ``snap`` is a :class:`ragkit.index.snapshots.Snapshot`, an ``IndexView`` or anything with ``rows``,
+    ``documents``, ``sections``, ``row_of``, ``mask``, ``search_lexical``, ``search_dense``,
+    ``envelope`` and ``parent``; every call goes straight to it, so results are identical to
+    calling it directly. The reads by id use only ``rows``, ``documents``, ``sections`` and
+    ``row_of``, so a view that hides documents hides them here too.
     """
 
     ragkit_backend = True
 
     def __init__(self, snap: Any) -> None:
         self.snap = snap
+        self._graph: LinkGraph | None = None
+        self._graph_key: tuple[int, int] | None = None
 
     def size(self) -> int:
         """Rows of the wrapped snapshot."""
@@ -144,6 +198,46 @@ class SnapshotBackend:
         """The wrapped snapshot's parent section of ``row``."""
         return self.snap.parent(row)
 
+    def document(self, doc_id: str) -> Document | None:
+        """``snap.documents.get(doc_id)``."""
+        return self.snap.documents.get(doc_id)
+
+    def section(self, key: str) -> Chunk | None:
+        """``snap.sections.get(key)``."""
+        return self.snap.sections.get(key)
+
+    def sections_of(self, doc_id: str) -> list[Chunk]:
+        """The sections whose ``doc_id`` is ``doc_id``, sorted by ``start`` (a scan of the sections)."""
+        return sorted((c for c in self.snap.sections.values() if c.doc_id == doc_id), key=lambda c: c.start)
+
+    def row_for(self, chunk_id: str) -> int | None:
+        """``snap.row_of.get(chunk_id)``."""
+        return self.snap.row_of.get(chunk_id)
+
+    def envelopes(self, scope: Scope, filters: Filters | None = None, *,
+                  limit: int | None = None) -> list[Envelope]:
+        """The readable documents' envelopes, in ``snap.documents`` order (see :meth:`Backend.envelopes`)."""
+        out: list[Envelope] = []
+        for doc in self.snap.documents.values():
+            if limit is not None and len(out) >= limit:
+                break
+            env = doc.envelope
+            if scope.allows(env) and (filters is None or filters.allows(env)):
+                out.append(env)
+        return out
+
+    def tenants(self) -> list[str]:
+        """Sorted tenants of ``snap.documents``."""
+        return sorted({d.envelope.tenant for d in self.snap.documents.values()})
+
+    def links(self, doc_id: str) -> DocumentLinks:
+        """From a :class:`~ragkit.index.links.LinkGraph` of ``snap.documents``, built once per version."""
+        documents = self.snap.documents
+        key = (id(documents), len(documents))
+        if self._graph is None or self._graph_key != key:
+            self._graph, self._graph_key = LinkGraph(documents), key
+        return self._graph.links(doc_id)
+
     def __getattr__(self, name: str) -> Any:  # rows, documents, sections, row_of, ...
         return getattr(self.snap, name)
 
@@ -158,7 +252,7 @@ def as_backend(index: Any) -> Any:
     """The backend to read ``index`` through, for one search (one snapshot).
 
     ``index`` may be an :class:`~ragkit.index.index.Index`, a snapshot, an ``IndexView``, a
-    :class:`ragkit.backends.milvus.engine.MilvusIndex` or an object already implementing :class:`Backend`.
+    :class:`ragkit.backends.milvus.MilvusIndex` or an object already implementing :class:`Backend`.
     The check looks at the *class* (``ragkit_backend = True``), so a wrapper that forwards
     unknown attributes (``IndexView``) is wrapped, never bypassed.
     """

@@ -18,6 +18,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ragkit.core.errors import IndexStateError
+from ragkit.documents.chunking import ChunkerSettings
+from ragkit.documents.loaders import load_corpus
+from ragkit.index.freshness import protect_unreadable
+from ragkit.index.index import Index
+from ragkit.index.settings import IndexSettings
+from ragkit.models.bundled import embedder_identity
+
 __all__ = ["DEFAULT_CACHE", "default_index_path", "build_or_update"]
 
 #: Where indexes and caches go unless told otherwise (relative to the working directory).
@@ -34,12 +42,9 @@ def default_index_path(folder: Path) -> Path:
     return DEFAULT_CACHE / f"index-{name}"
 
 
-def _open_existing(out: Path, log: Callable[[str], Any]) -> Any:
+def _open_existing(out: Path, log: Callable[[str], Any]) -> Index | None:
     """The saved index at ``out``; a format-1 folder is upgraded in place (no re-encoding); a damaged
     one falls back to its newest intact generation; ``None`` when nothing usable is there (rebuild)."""
-    from ragkit.core.errors import IndexStateError
-    from ragkit.index.index import Index
-
     try:
         return Index.load(out)
     except IndexStateError as exc:
@@ -57,11 +62,9 @@ def _open_existing(out: Path, log: Callable[[str], Any]) -> Any:
         return None
 
 
-def _embedder_changed(index: Any, settings: Any) -> bool:
+def _embedder_changed(index: Index, settings: IndexSettings) -> bool:
     """True when ``index`` was embedded with another model than ``settings`` configure (its vectors
     would not be comparable with new queries): checked from names and file fingerprints, no model load."""
-    from ragkit.models.bundled import embedder_identity
-
     recorded = index.manifest.get("embedder") or {}
     if not recorded.get("name"):
         return False
@@ -70,15 +73,11 @@ def _embedder_changed(index: Any, settings: Any) -> bool:
 
 def build_or_update(folder: Path, out: Path, *, rebuild: bool = False, strict: bool = False,
                     chunker: str = "structure", max_tokens: int = 200, progress: bool = True,
-                    log: Callable[[str], Any] = _stderr) -> Any:
+                    log: Callable[[str], Any] = _stderr) -> Index:
     """Load ``folder``; create the index at ``out`` or bring the existing one up to date.
 
     Unchanged documents are never re-encoded. Returns the :class:`~ragkit.index.index.Index`.
     """
-    from ragkit.documents.chunking import ChunkerSettings
-    from ragkit.documents.loaders import load_corpus
-    from ragkit.index.index import Index, IndexSettings
-
     t0 = time.perf_counter()
     docs, report = load_corpus(folder, strict=strict, progress=progress)
     log(str(report) if not report.ok else
@@ -96,8 +95,6 @@ def build_or_update(folder: Path, out: Path, *, rebuild: bool = False, strict: b
             log(f"the index was embedded with {old!r}, the configured embedder is another model: rebuilding")
             index = Index.build(docs, settings, progress=progress)
         else:
-            from ragkit.index.freshness import protect_unreadable
-
             to_sync, kept = protect_unreadable(index, docs, report)
             if kept:
                 log(f"kept {len(kept)} indexed documents whose files failed to load: {', '.join(kept[:10])}")

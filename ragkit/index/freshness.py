@@ -39,7 +39,8 @@ import numpy as np
 from ragkit.core.errors import LoadError, ValidationError
 from ragkit.core.records import Document
 from ragkit.documents.loaders import SUPPORTED_SUFFIXES, LoadReport, Skipped, load_corpus, load_file
-from ragkit.index.index import Index, SyncReport
+from ragkit.index.index import Index
+from ragkit.index.settings import SyncReport
 
 __all__ = ["FolderSync", "Watcher", "scan_folder", "StalenessReport", "sync_folder", "staleness",
            "parse_duration", "protect_unreadable"]

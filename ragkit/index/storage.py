@@ -39,20 +39,22 @@ import re
 import shutil
 import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from ragkit.core.errors import IndexStateError
 
-__all__ = ["CRASH_POINTS", "crash_point", "sha256_file", "sha256_files", "fsync_dir", "write_durable",
-           "writer_lock",
-           "current_generation", "generation_names", "read_generation", "commit_generation",
-           "cleanup", "SEGMENTS", "LEGACY_FILES"]
+__all__ = ["CRASH_POINTS", "crash_point", "sha256_file", "sha256_files", "fsync_dir", "fsync_file",
+           "write_durable", "writer_lock", "current_generation", "generation_names", "generation_number",
+           "read_generation", "commit_generation", "cleanup", "SEGMENTS", "LEGACY_FILES"]
 
 #: Every step at which tests inject a crash (in the order a save passes them).
 CRASH_POINTS = ("save:segment-partial", "save:segment", "save:manifest-tmp", "save:manifest",
                 "save:current-tmp", "save:committed", "save:cleanup")
+#: The folder of the segments, inside an index folder.
 SEGMENTS = "segments"
+#: The files of a format-1 index (one flat folder), removed by the first cleanup after an upgrade.
 LEGACY_FILES = ("manifest.json", "documents.jsonl", "chunks.jsonl", "vectors.npy")
 _GEN_RE = re.compile(r"^gen-(\d{6,})\.json$")
 
@@ -76,8 +78,6 @@ def sha256_files(paths: list[Path], threads: int = 2) -> list[str]:
     """Hex sha256 of several files, hashed in ``threads`` threads (hashlib releases the GIL)."""
     if len(paths) < 2 or threads < 2:
         return [sha256_file(p) for p in paths]
-    from concurrent.futures import ThreadPoolExecutor
-
     by_size = sorted(range(len(paths)), key=lambda i: -paths[i].stat().st_size)  # largest first
     with ThreadPoolExecutor(max_workers=threads) as pool:
         digests = dict(zip(by_size, pool.map(lambda i: sha256_file(paths[i]), by_size), strict=True))
@@ -101,6 +101,7 @@ def fsync_dir(folder: Path) -> None:
 
 
 def fsync_file(path: Path) -> None:
+    """Flush a file's bytes to disk."""
     if not FSYNC:
         return
     with open(path, "rb+") as fh:
@@ -161,6 +162,7 @@ def generation_names(root: Path) -> list[str]:
 
 
 def generation_number(name: str) -> int:
+    """The number of generation manifest ``name`` (``gen-000007.json`` -> 7; 0 for any other name)."""
     match = _GEN_RE.match(name)
     return int(match.group(1)) if match else 0
 

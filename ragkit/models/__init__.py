@@ -1,4 +1,4 @@
-"""The offline models (bundled embedder and cross-encoder, loaded lazily) and token counting."""
+"""The offline models (bundled embedder and cross-encoder, loaded lazily), score cache, token counts."""
 
 from ragkit.models.bundled import (
     BGE_EMBEDDER,
@@ -6,18 +6,21 @@ from ragkit.models.bundled import (
     DEFAULT_EMBEDDER,
     DEFAULT_RERANKER,
     MINILM_EMBEDDER,
-    Embedder,
-    OnnxEmbedder,
-    Reranker,
-    ScoreCache,
-    bundled_bge_path,
-    bundled_embedder_path,
-    bundled_reranker_path,
     embedder_identity,
     get_embedder,
     get_reranker,
-    workers,
 )
+from ragkit.models.embedders import Embedder, OnnxEmbedder
+from ragkit.models.files import (
+    bundled_bge_path,
+    bundled_embedder_path,
+    bundled_reranker_path,
+    fingerprint,
+    package_dir,
+)
+from ragkit.models.reranker import Reranker
+from ragkit.models.runtime import feed, load_tokenizer, onnx_session, parallel_map, workers
+from ragkit.models.score_cache import ScoreCache, cached_scores
 from ragkit.models.tokens import count_tokens, count_tokens_batch, truncate_to_tokens
 
 __all__ = [
@@ -33,11 +36,18 @@ __all__ = [
     "bundled_bge_path",
     "bundled_embedder_path",
     "bundled_reranker_path",
+    "cached_scores",
     "count_tokens",
     "count_tokens_batch",
     "embedder_identity",
+    "feed",
+    "fingerprint",
     "get_embedder",
     "get_reranker",
+    "load_tokenizer",
+    "onnx_session",
+    "package_dir",
+    "parallel_map",
     "truncate_to_tokens",
     "workers",
 ]

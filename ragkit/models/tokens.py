@@ -16,14 +16,14 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
+from ragkit.models.files import bundled_embedder_path
+
 __all__ = ["count_tokens", "count_tokens_batch", "truncate_to_tokens"]
 
 
 @lru_cache(maxsize=1)
 def _tokenizer() -> Any:
     from tokenizers import Tokenizer
-
-    from ragkit.models.bundled import bundled_embedder_path
 
     tok = Tokenizer.from_file(str(bundled_embedder_path() / "tokenizer.json"))
     tok.no_truncation()

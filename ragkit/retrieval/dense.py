@@ -80,7 +80,8 @@ class DenseRetriever:
     filtered graph walk can miss allowed rows.
 
     Args:
-        vectors: ``(n, dim)`` float32, L2-normalised rows (as :class:`~ragkit.models.bundled.Embedder` makes).
+        vectors: ``(n, dim)`` float32, L2-normalised rows (as
+            :class:`~ragkit.models.embedders.Embedder` makes).
         embedder: used to embed queries (anything with ``encode(list[str]) -> ndarray``).
         kind: ``"flat"`` (exact, default), ``"hnsw"`` (approximate) or ``"auto"`` (HNSW from
             :data:`HNSW_MIN_ROWS` rows, see :func:`choose_kind`).

@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from ragkit.core.errors import ValidationError
+from ragkit.models.bundled import get_reranker
 from ragkit.retrieval.fusion import Ranking, fuse, rrf
 
 __all__ = ["RERANK_MODES", "DEFAULT_RRF_WEIGHTS", "RerankOutput", "rerank", "combine"]
@@ -85,8 +86,6 @@ def rerank(query: str, passages: Sequence[str], reranker: Any = None, *,
     reranker's own); a reranker without that option is called without it.
     """
     if reranker is None:
-        from ragkit.models.bundled import get_reranker
-
         reranker = get_reranker()
     passages = list(passages)
     length: dict[str, Any] = {}

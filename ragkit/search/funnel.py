@@ -31,12 +31,14 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from ragkit.core.errors import ValidationError
+from ragkit.core.params import Param
 from ragkit.core.records import Envelope
 from ragkit.core.scope import Filters, Scope, validity
-from ragkit.index.backend import as_backend
+from ragkit.index.backend import Backend, as_backend
 from ragkit.index.index import Index
+from ragkit.models.bundled import get_reranker
 from ragkit.models.tokens import count_tokens_batch, truncate_to_tokens
-from ragkit.retrieval.fusion import FUSIONS, Param, Ranking, fuse, rank_positions
+from ragkit.retrieval.fusion import FUSIONS, Ranking, fuse, rank_positions
 from ragkit.retrieval.rerank import RERANK_MODES, combine, rerank
 from ragkit.search.trace import CandidateTrace, SearchTrace
 
@@ -181,9 +183,9 @@ class Funnel:
 
     Args:
         index: the index to search: an :class:`~ragkit.index.index.Index`, one of its snapshots,
-            an ``IndexView``, or a :class:`ragkit.backends.milvus.engine.MilvusIndex`.
+            an ``IndexView``, or a :class:`ragkit.backends.milvus.MilvusIndex`.
         settings: default widths and modes; any of them can be overridden per call.
-        reranker: a :class:`~ragkit.models.bundled.Reranker` (default: the bundled cross-encoder,
+        reranker: a :class:`~ragkit.models.reranker.Reranker` (default: the bundled cross-encoder,
             loaded on first use).
     """
 
@@ -194,9 +196,8 @@ class Funnel:
 
     @property
     def reranker(self) -> Any:
+        """The second-stage scorer: the one passed in, else the bundled cross-encoder (loaded lazily)."""
         if self._reranker is None:
-            from ragkit.models.bundled import get_reranker
-
             self._reranker = get_reranker()
         return self._reranker
 
@@ -210,7 +211,7 @@ class Funnel:
         s = replace(self.settings, **overrides) if overrides else self.settings
         scope = scope or Scope.operator()
         filters = filters or Filters()
-        idx = as_backend(self.index)  # one snapshot, read only through the seam (ragkit.index.backend)
+        idx: Backend = as_backend(self.index)  # one snapshot, read only through the seam
         trace = SearchTrace(query=query, scope=str(scope), filters=_describe(filters),
                             settings=asdict(s), rows_total=idx.size())
         clock = time.perf_counter
@@ -268,7 +269,7 @@ class Funnel:
         return SearchResult(query, hits, trace)
 
     def _deliver(self, final: Ranking, s: FunnelSettings, scope: Scope, filters: Filters,
-                 idx: Any = None) -> list[Hit]:
+                 idx: Backend | None = None) -> list[Hit]:
         idx = as_backend(self.index) if idx is None else idx
         moment = filters.valid_at or dt.datetime.now(dt.timezone.utc)
         budget = s.total_budget
@@ -306,7 +307,7 @@ class Funnel:
 
     def _candidates(self, lexical: Ranking, dense: Ranking, fused: Ranking, rerank_scores: dict[int, float],
                     rerank_ranks: dict[int, int], final: Ranking, hits: list[Hit],
-                    filters: Filters, idx: Any = None) -> list[CandidateTrace]:
+                    filters: Filters, idx: Backend | None = None) -> list[CandidateTrace]:
         idx = as_backend(self.index) if idx is None else idx
         lex, den, fus, fin = (rank_positions(x) for x in (lexical, dense, fused, final))
         fused_scores = dict(zip(fused.ids, fused.scores, strict=True))

@@ -21,11 +21,9 @@ from __future__ import annotations
 import re
 
 from ragkit.text.normalise import MONTH_NUMBER
+from ragkit.text.words import QUESTION_STOPWORDS, WEEKDAYS, stem
 
 __all__ = [
-    "STOP_WORDS",
-    "SAME_MEANING",
-    "WEEKDAYS",
     "MONTH_NAMES",
     "COMPLETED",
     "CONDITION",
@@ -37,42 +35,13 @@ __all__ = [
     "DEONTIC",
     "CODE",
     "NOT_CODES",
-    "stem",
     "question_terms",
-    "words",
     "context",
     "is_heading_or_table_head",
     "mentions",
     "named_month",
     "condition_event",
 ]
-
-STOP_WORDS = set(
-    """a an the of to in on at for by with from and or but is are was were be been being it its
-this that these those what which who whom whose when where why how does do did done has have had can
-could should would will shall may might must any all each every some our their there then than into
-about after before during over under again also only just not no so as if per via out up down off
-own same such very stand applies apply use used uses work works value values set sets""".split()
-)
-WEEKDAYS = {"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"}
-
-
-#: Words of one meaning in operations writing (a small, documented thesaurus; extend it for
-#: another domain): a predicate stated with one of them is stated with any ("finish rolling
-#: out" is what "| Completed | 2026-01-22 |" in a rollout record states). Entries are stems.
-SAME_MEANING = (
-    ("finis", "compl", "done", "final", "ended"),
-    ("rolli", "rollo", "deplo", "relea", "ships", "shipp", "rolle"),
-    ("fix", "fixed", "fixes", "resol"),
-    ("appro", "signe", "sign"),
-)
-_CANON = {w: group[0] for group in SAME_MEANING for w in group}
-
-
-def stem(word: str) -> str:
-    """A word's 5-letter prefix, mapped to its class in :data:`SAME_MEANING` if it has one."""
-    out = word[:5] if len(word) >= 5 else word
-    return _CANON.get(out, out)
 
 
 def question_terms(text: str) -> set[str]:
@@ -85,7 +54,8 @@ def question_terms(text: str) -> set[str]:
     out = set()
     for w in re.findall(r"[a-z][a-z0-9_-]*", text.lower().replace("'s", "")):
         w = w.strip("-_")
-        if len(w) < 3 or w in STOP_WORDS or w in MONTH_NUMBER or w[:3] in {m[:3] for m in MONTH_NUMBER} and len(w) <= 4:
+        if (len(w) < 3 or w in QUESTION_STOPWORDS or w in MONTH_NUMBER
+                or (w[:3] in {m[:3] for m in MONTH_NUMBER} and len(w) <= 4)):
             continue
         if w in WEEKDAYS:
             continue
@@ -145,10 +115,6 @@ def condition_event(condition: str) -> str | None:
     return stem(m.group("event").lower()) if m else None
 
 
-def words(text: str) -> set[str]:
-    return {stem(w) for w in re.findall(r"[a-z][a-z0-9_-]*", text.lower().replace("'s", ""))}
-
-
 def context(text: str, position: int) -> str:
     """What situates a sentence: the span's first heading and, for a table row, the table's header row."""
     lines = text.splitlines()
@@ -175,4 +141,10 @@ def is_heading_or_table_head(text: str, a: int, b: int) -> bool:
 
 
 def mentions(text: str, word: str) -> bool:
+    """Whether ``text`` names ``word`` as a whole word (any case; ``-`` joins words).
+
+    Example:
+        >>> mentions("Cutover completed for Acme.", "acme"), mentions("acme-9 failed", "acme")
+        (True, False)
+    """
     return re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", text, re.IGNORECASE) is not None

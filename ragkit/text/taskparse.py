@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from ragkit.core.errors import ValidationError
 from ragkit.core.records import parse_time
 from ragkit.text.normalise import MONTHS
+from ragkit.text.words import TASK_ID_PATTERNS, TASK_STOPWORDS, WEEKDAYS, prefix5
 
 __all__ = [
     "TaskFrame",
@@ -47,24 +48,9 @@ __all__ = [
     "feedback_terms",
     "jaccard",
     "normalise_query",
-    "STOPWORDS",
 ]
 
 _MONTH_RE = "|".join(m.capitalize() for m in MONTHS) + "|" + "|".join(m[:3].capitalize() for m in MONTHS)
-
-#: Words that carry no search signal (question words, auxiliaries, fillers).
-STOPWORDS = frozenset(
-    """
-a an the and or but of to in on at by for from with without into onto over under about as is are was
-were be been being do does did done doing have has had having it its this that these those there here
-what which who whom whose when where why how whether if then than so such not no nor any all each
-every some one ones our we us you your they their them he she his her i me my mine can could should
-would will shall may might must also just only very still yet again ever ask asked tell say says said
-please know find show give out up down off via per under between after before during while since
-until upon against among around across get got make made take took taken use used one first last
-happen happened happens actually exactly anything something thing things way ways kind sort
-""".split()
-)
 
 # words that mark a question about what happened (an event), not which rule holds
 _EVENT = re.compile(
@@ -79,18 +65,6 @@ _RULE = re.compile(
     r"\b(appl(y|ies)|cut-?offs?|thresholds?|limits?|polic(y|ies)|reserves?|ceilings?|windows?|rules?|"
     r"should|must|current(ly)?|as of|in effect|allowed|maximum|minimum|sweeps?|work to)\b",
     re.IGNORECASE,
-)
-
-_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
-
-_ID_PATTERNS: Sequence[tuple[str, re.Pattern[str]]] = (
-    ("key", re.compile(r"\b[A-Z][A-Z0-9]{0,7}-\d{2,}(?:-[A-Z0-9]+)*\b")),  # OPS-3318, E-4471, RO-7719
-    ("account", re.compile(r"\b[a-z][a-z]{2,}-\d{1,}\b")),  # acme-9, globex-11271
-    ("function", re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")),  # reconcile_settlement
-    ("docref", re.compile(r"\b[a-z][a-z0-9]*(?:-[a-z0-9]+)*-v\d+\b")),  # pol-idempotency-v2, runbook-v2
-    ("version", re.compile(r"\b\d+\.\d+\.\d+\b")),  # 3.9.4
-    ("commit", re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b")),  # a41c9e2
-    ("code", re.compile(r"`([^`\s]{3,})`")),  # anything in backticks
 )
 
 
@@ -148,7 +122,7 @@ def find_identifiers(text: str) -> list[tuple[str, str]]:
     """
     found: list[tuple[int, str, str]] = []
     taken: list[tuple[int, int]] = []
-    for kind, pattern in _ID_PATTERNS:
+    for kind, pattern in TASK_ID_PATTERNS:
         for m in pattern.finditer(text):
             span = m.span(1) if m.groups() else m.span()
             if any(s < span[1] and span[0] < e for s, e in taken):
@@ -166,10 +140,6 @@ def find_identifiers(text: str) -> list[tuple[str, str]]:
     return list(out.items())
 
 
-def _stem(word: str) -> str:
-    return word[:5]
-
-
 def content_words(text: str, *, drop: Iterable[str] = ()) -> list[str]:
     """Lower-case words of ``text`` minus stopwords, numbers-only tokens and ``drop``.
 
@@ -182,7 +152,7 @@ def content_words(text: str, *, drop: Iterable[str] = ()) -> list[str]:
     out = []
     for w in words:
         w = w.lower().removesuffix("'s")
-        if w in STOPWORDS or w in dropped or len(w) < 2:
+        if w in TASK_STOPWORDS or w in dropped or len(w) < 2:
             continue
         out.append(w)
     return list(dict.fromkeys(out))
@@ -206,14 +176,14 @@ def feedback_terms(texts: Sequence[str], query: str, *, n: int = 4, min_docs: in
         ...                "acme reconciliation failure")
         ['settlement', 'twice']
     """
-    seen = {_stem(w) for w in content_words(query)}
+    seen = {prefix5(w) for w in content_words(query)}
     per_doc: Counter[str] = Counter()
     total: Counter[str] = Counter()
     for text in texts:
         words = [
             w
             for w in content_words(text)
-            if len(w) >= 4 and not w.isdigit() and "-" not in w and "_" not in w and _stem(w) not in seen
+            if len(w) >= 4 and not w.isdigit() and "-" not in w and "_" not in w and prefix5(w) not in seen
         ]
         total.update(words)
         per_doc.update(set(words))
@@ -222,9 +192,9 @@ def feedback_terms(texts: Sequence[str], query: str, *, n: int = 4, min_docs: in
     out: list[str] = []
     stems: set[str] = set()
     for w in ranked:
-        if _stem(w) in stems:
+        if prefix5(w) in stems:
             continue
-        stems.add(_stem(w))
+        stems.add(prefix5(w))
         out.append(w)
         if len(out) == n:
             break
@@ -302,13 +272,13 @@ def parse_task(task: str, *, tenant: str = "*", as_of: object = None) -> TaskFra
     ids = find_identifiers(task)
     id_values = [v for v, _ in ids]
     id_words = {w.lower() for v in id_values for w in re.findall(r"[A-Za-z0-9_\-.]+", v)}
-    month_words = set(MONTHS) | {m[:3] for m in MONTHS} | set(_WEEKDAYS)
+    month_words = set(MONTHS) | {m[:3] for m in MONTHS} | set(WEEKDAYS)
     # capitalised words that do not open the sentence, plus possessives anywhere
     names: list[str] = []
     for m in re.finditer(r"(?<![\w'])([A-Z][a-z][A-Za-z\-]+)('s)?", task):
         word = m.group(1)
         opener = m.start() == 0 or bool(re.search(r"[.?!:]\s*$", task[: m.start()]))
-        if word.lower() in month_words or word.lower() in STOPWORDS:
+        if word.lower() in month_words or word.lower() in TASK_STOPWORDS:
             continue
         if opener and not m.group(2):
             continue

@@ -13,7 +13,7 @@ the whole kit): ``"3 pm"`` and ``"15:00"`` both read as ``"15:00"``.
 
 Forms are finer than kinds: a *form* says what the value looks like (``duration``,
 ``percentage``, ``person``), its *kind* (one of :data:`ragkit.text.normalise.VALUE_KINDS`) says
-how it is normalised and compared (:data:`FORM_KIND`).
+how it is normalised and compared (:data:`ragkit.text.value_patterns.FORM_KIND`).
 
 Not read: currency symbols (``€25,000``: write ``EUR 25,000``), numbers written as
 words (``five days``), relative dates (``next Monday``), names of banks or firms.
@@ -34,152 +34,18 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from ragkit.core.errors import ValidationError
-from ragkit.text.normalise import MONTH_NUMBER, VALUE_KINDS, normalise_value
+from ragkit.text.normalise import VALUE_KINDS, normalise_value
+from ragkit.text.value_patterns import CURRENCIES, FORM_KIND, FORM_PATTERNS, FORMS, KIND_FORMS, NOT_PEOPLE
 
 __all__ = [
-    "FORMS",
-    "FORM_KIND",
     "Value",
     "read_values",
     "asked_kind",
     "asked_forms",
-    "ID_SHAPES",
-    "id_shape",
     "asked_id_shape",
     "sentence_spans",
     "sentence_at",
 ]
-
-#: What a value looks like; each maps to the kind it is normalised and compared as.
-FORM_KIND: dict[str, str] = {
-    "time": "time",
-    "amount": "amount",
-    "date": "date",
-    "id": "id",
-    "person": "id",
-    "status": "status",
-    "duration": "text",
-    "percentage": "text",
-    "count": "text",
-}
-FORMS = tuple(FORM_KIND)
-
-#: The forms each kind reads by default (``text`` reads quantities written in words and digits).
-_KIND_FORMS: dict[str, tuple[str, ...]] = {
-    "time": ("time",),
-    "amount": ("amount",),
-    "date": ("date",),
-    "id": ("id", "person"),
-    "status": ("status",),
-    "text": ("duration", "percentage", "count"),
-}
-
-_CURRENCIES = (
-    "EUR|USD|GBP|CHF|SEK|DKK|NOK|PLN|CZK|HUF|JPY|CAD|AUD|NZD|RON|BGN|TRY|ZAR|SGD|HKD|CNY|INR|BRL|MXN"
-)
-_MONTH = "|".join(sorted({m for m in MONTH_NUMBER} | {m[:3] for m in MONTH_NUMBER} | {"sept"}, key=len, reverse=True))
-_STATUSES = (
-    "won't do|wont do|in progress|in review|waiting on [a-z]+|investigating|blocked|done|resolved|"
-    "open|closed|completed|failed|rolled back|cancelled|canceled|draft|final|to do|todo|"
-    "monitoring|mitigated|acknowledged"
-)
-
-_PATTERNS: dict[str, re.Pattern[str]] = {
-    "time": re.compile(
-        r"(?<![\d.,:-])(?:[01]?\d|2[0-3]):[0-5]\d(?![\d:])"
-        r"|(?<![\d.,])(?:[01]?\d|2[0-3])\.[0-5]\d(?=\s*(?:am|pm|a\.m\.|p\.m\.|CET|CEST|UTC|GMT|h)\b)"
-        r"|(?<![\d.,:])(?:1[0-2]|0?[1-9])\s*[ap](?:\.m\.|m\b)",
-        re.IGNORECASE,
-    ),
-    "amount": re.compile(rf"\b(?:{_CURRENCIES})\s?\d[\d,]*(?:\.\d+)?(?![\d.]*\d)"),
-    "date": re.compile(
-        rf"\b\d{{4}}-\d{{2}}-\d{{2}}(?!\d)"
-        rf"|\b\d{{1,2}}\s+(?:{_MONTH})\.?,?\s+\d{{4}}\b"
-        rf"|\b(?:{_MONTH})\.?\s+\d{{1,2}},?\s+\d{{4}}\b",
-        re.IGNORECASE,
-    ),
-    "id": re.compile(
-        r"`[^`\n]{2,60}`"
-        r"|\b[A-Z][A-Z0-9]*-\d+\b"  # OPS-3318, RO-7702, E-4471
-        r"|\b[a-z][a-z0-9]*(?:-[a-z0-9]+)*-[a-z]?\d+\b"  # acme-9, ops-2987-c3, policy-v3
-        r"|\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b"  # reconcile_settlement
-        r"|\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b"  # commit a41c9e2
-        r"|\b\d+\.\d+\.\d+\b"
-    ),  # build 3.9.4
-    "person": re.compile(
-        r"(?:(?<=\bby )|(?<=\bfrom )|(?<=: )|(?<=\| )|(?<=\bowner )|(?<=\bto ))"
-        r"[A-Z][a-z]{2,}(?:-[A-Z][a-z]+)?\b(?![ -]?[A-Z]?[a-z]*\d)"
-    ),
-    "status": re.compile(rf"(?<![\w-])(?:{_STATUSES})(?![\w-])", re.IGNORECASE),
-    "duration": re.compile(
-        r"\b\d+(?:\.\d+)?\s*(?:business days?|working days?|seconds?|minutes?|hours?|days?|weeks?|"
-        r"months?|years?)\b",
-        re.IGNORECASE,
-    ),
-    "percentage": re.compile(r"\b\d+(?:\.\d+)?\s?%"),
-    "count": re.compile(r"\b\d+\s+(?:attempts?|retries|tries|times|approvers?|signatures?)\b", re.IGNORECASE),
-}
-
-#: Capitalised words that are not people (table headers, months, weekdays, common labels).
-_NOT_PEOPLE = {m.capitalize() for m in MONTH_NUMBER} | {
-    "Monday",
-    "Tuesday",
-    "Wednesday",
-    "Thursday",
-    "Friday",
-    "Saturday",
-    "Sunday",
-    "The",
-    "This",
-    "That",
-    "Field",
-    "Value",
-    "Status",
-    "Change",
-    "Service",
-    "Build",
-    "Commit",
-    "File",
-    "Function",
-    "Tenants",
-    "Started",
-    "Completed",
-    "Approved",
-    "Who",
-    "Does",
-    "Version",
-    "Effective",
-    "Note",
-    "Policy",
-    "Operations",
-    "Engineering",
-    "Support",
-    "Tenant",
-    "Currency",
-    "Cutoff",
-    "Time",
-    "What",
-    "Owner",
-    "Reporter",
-    "Assignee",
-    "Type",
-    "Target",
-    "Migration",
-    "Symptom",
-    "Likely",
-    "Dashboard",
-    "Cause",
-    "Plan",
-    "Testing",
-    "Rollback",
-    "Fix",
-    "Done",
-    "Blocked",
-    "Open",
-    "Closed",
-    "Draft",
-    "Final",
-}
 
 
 @dataclass(frozen=True)
@@ -192,7 +58,8 @@ class Value:
         surface: the characters as written (``"3 pm"``, ``"EUR 25,000"``).
         start: first character of ``surface`` in the text it was read from.
         end: one past its last character (``text[start:end] == surface``).
-        form: what it looks like (:data:`FORMS`), e.g. ``duration`` for a ``text`` value.
+        form: what it looks like (:data:`ragkit.text.value_patterns.FORMS`), e.g. ``duration`` for a
+            ``text`` value.
     """
 
     kind: str
@@ -210,8 +77,8 @@ class Value:
 def _forms_for(kind: str | None) -> tuple[str, ...]:
     if kind is None:
         return FORMS
-    if kind in _KIND_FORMS:
-        return _KIND_FORMS[kind]
+    if kind in KIND_FORMS:
+        return KIND_FORMS[kind]
     if kind in FORM_KIND:
         return (kind,)
     raise ValidationError(
@@ -221,16 +88,16 @@ def _forms_for(kind: str | None) -> tuple[str, ...]:
 
 
 def _iter_form(text: str, form: str) -> Iterator[Value]:
-    for m in _PATTERNS[form].finditer(text):
+    for m in FORM_PATTERNS[form].finditer(text):
         surface = m.group(0)
         start, end = m.start(), m.end()
         if form == "id" and surface.startswith("`"):
             surface, start, end = surface[1:-1], start + 1, end - 1
-        if form == "person" and surface in _NOT_PEOPLE:
+        if form == "person" and surface in NOT_PEOPLE:
             continue
         if form == "id" and re.fullmatch(r"[A-Z]{3}-\d{4}|\d{4}-\d+", surface):
             # a year range like 2025-2026 or a currency code is not an identifier
-            if surface[:3] in _CURRENCIES.split("|") or surface[0].isdigit():
+            if surface[:3] in CURRENCIES.split("|") or surface[0].isdigit():
                 continue
         kind = FORM_KIND[form]
         try:
@@ -247,7 +114,7 @@ def read_values(text: str, kind: str | None = None, *, forms: Sequence[str] | No
         text: the span to read (a chunk, a section, a sentence).
         kind: a kind of :data:`ragkit.text.normalise.VALUE_KINDS` (``"text"`` reads durations,
             percentages and counts; ``"id"`` reads identifiers and surnames), a form of
-            :data:`FORMS`, or ``None`` for every form.
+            :data:`ragkit.text.value_patterns.FORMS`, or ``None`` for every form.
         forms: read exactly these forms instead (``("id",)`` reads identifiers but not surnames);
             overrides ``kind``.
 
@@ -328,20 +195,6 @@ def asked_forms(question: str) -> tuple[str, ...]:
     return ()
 
 
-#: The shape of an identifier: an error code (``E-4471``), a ticket/rollout/change key
-#: (``OPS-3318``), a commit hash, a function name, a
-#: build/version number, a lower-case slug (account, document id), or anything else (backticked).
-ID_SHAPES = ("code", "key", "hash", "function", "version", "slug", "other")
-
-_ID_SHAPE_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("code", re.compile(r"[A-Z]-\d+")),
-    ("key", re.compile(r"[A-Z][A-Z0-9]+-\d+")),
-    ("hash", re.compile(r"(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}")),
-    ("function", re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?:\(\))?")),
-    ("version", re.compile(r"v?\d+\.\d+(?:\.\d+)*")),
-    ("slug", re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*-[a-z]?\d+")),
-)
-
 _ASKED_SHAPES: tuple[tuple[str, str], ...] = (
     (r"\bcommit\b|\bpatch\b", "hash"),
     (r"\bfunction\b|\bwhere in the code\b|\bcode path\b|\bmethod\b", "function"),
@@ -350,19 +203,6 @@ _ASKED_SHAPES: tuple[tuple[str, str], ...] = (
     (r"\b(ticket|rollout|deployment|release|change|key)\b", "key"),
     (r"\baccount\b", "slug"),
 )
-
-
-def id_shape(surface: str) -> str:
-    """The shape of an identifier (:data:`ID_SHAPES`).
-
-    Example:
-        >>> [id_shape(x) for x in ("RO-7702", "a41c9e2", "reconcile_settlement", "3.9.4", "acme-9")]
-        ['key', 'hash', 'function', 'version', 'slug']
-    """
-    for shape, pattern in _ID_SHAPE_RULES:
-        if pattern.fullmatch(surface):
-            return shape
-    return "other"
 
 
 def asked_id_shape(question: str) -> str | None:

@@ -9,7 +9,7 @@ it (a ``tenant`` argument only narrows, see :mod:`ragkit.tools.toolbox`).
 
 Each call returns:
 
-- ``content``: one text block, the response a model should see (:func:`ragkit.tools.toolbox.for_model`)
+- ``content``: one text block, the response a model should see (:func:`ragkit.tools.responses.for_model`)
   as JSON wrapped in ``<untrusted_evidence>`` delimiters (:func:`ragkit.text.untrusted.wrap_untrusted`);
 - ``structuredContent``: the same response as a JSON object, for programs;
 - ``isError``: true when the call was refused (bad argument, out of scope, unknown id);
@@ -34,16 +34,19 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
-
-import anyio
-import mcp_types as types
-from mcp.server.lowlevel import Server
-from mcp.server.stdio import stdio_server
+from typing import TYPE_CHECKING, Any
 
 from ragkit.core.scope import Scope
+from ragkit.core.version import __version__
+from ragkit.index.index import Index
 from ragkit.text.untrusted import SYSTEM_NOTE, UNTRUSTED_CLOSE, wrap_untrusted
-from ragkit.tools.toolbox import Toolbox, ToolSettings, for_model
+from ragkit.tools.responses import for_model
+from ragkit.tools.schemas import ToolSettings
+from ragkit.tools.toolbox import Toolbox
+
+if TYPE_CHECKING:  # the SDK costs about 0.4 s to import: it loads when a server is built
+    import mcp_types as types
+    from mcp.server.lowlevel import Server
 
 __all__ = ["build_server", "serve_stdio", "run_mcp", "tool_result", "read_tool_text", "caller_scope"]
 
@@ -58,6 +61,8 @@ def caller_scope(tenant: str, groups: str = "") -> Scope:
 
 def tool_result(response: dict[str, Any]) -> types.CallToolResult:
     """A ragkit tool response as an MCP ``CallToolResult`` (wrapped text, structured copy, trace in _meta)."""
+    import mcp_types as types
+
     view = for_model(response)
     text = wrap_untrusted(json.dumps(view, ensure_ascii=False), source=f"ragkit:{response['tool']}")
     meta = {"ragkit/trace": response.get("trace", {})}
@@ -73,6 +78,10 @@ def read_tool_text(text: str) -> dict[str, Any]:
 
 def build_server(toolbox: Toolbox, *, name: str = "ragkit") -> Server[Any]:
     """An MCP server exposing ``toolbox``'s three tools; its scope is the toolbox's, fixed."""
+    import anyio
+    import mcp_types as types
+    from mcp.server.lowlevel import Server
+
     tools = [types.Tool(name=spec.name, description=spec.description, input_schema=spec.parameters,
                         annotations=types.ToolAnnotations(read_only_hint=True, destructive_hint=False,
                                                           idempotent_hint=True, open_world_hint=False))
@@ -86,8 +95,6 @@ def build_server(toolbox: Toolbox, *, name: str = "ragkit") -> Server[Any]:
         response = await anyio.to_thread.run_sync(toolbox.call, params.name, params.arguments or {})
         return tool_result(response)
 
-    from ragkit.core.version import __version__
-
     instructions = (f"Retrieval over a ragkit index as the fixed caller ({toolbox.scope}). Search with "
                     "search_knowledge, read sections with retrieve_documents, follow links with "
                     f"related_documents; cite results as [doc_id#anchor]. {SYSTEM_NOTE}")
@@ -97,6 +104,8 @@ def build_server(toolbox: Toolbox, *, name: str = "ragkit") -> Server[Any]:
 
 async def serve_stdio(server: Server[Any]) -> None:
     """Serve ``server`` over stdin/stdout until the client closes the connection."""
+    from mcp.server.stdio import stdio_server
+
     async with stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
@@ -108,7 +117,7 @@ def run_mcp(index: Path, tenant: str, groups: str = "", *, settings: ToolSetting
         IndexStateError: the index is missing or damaged (before anything is served).
         ValidationError: an empty tenant.
     """
-    from ragkit.index.index import Index
+    import anyio
 
     scope = caller_scope(tenant, groups)
     toolbox = Toolbox(Index.load(index), scope, settings=settings)

@@ -1,0 +1,325 @@
+"""Judging the evidence: which excerpts are about the task, and whether a value is decided.
+
+Rules 3 and 5 of the offline policy (:mod:`ragkit.agent.offline`). An excerpt counts only if it
+is about the task (it names the task's identifiers or one the policy followed to reach it,
+belongs to the caller's tenant when the task asks about the caller's own event, and falls in
+the month named); :func:`ragkit.evidence.resolution.resolve` then decides a value over the
+counted evidence, and the decisive sentence must *predicate the asked attribute of the asked
+entity*: a decisive source that does not is set aside (``neighbouring_fact``) and resolution
+runs again. Everything set aside joins the decision record's rejected sources, so the record
+says why each excerpt was not used. A :class:`Judgement` is the outcome.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from ragkit.agent.offline.memory import RunMemory
+from ragkit.agent.offline.page import visible
+from ragkit.agent.offline.passages import holder, refers_to, situation, stated_for, states_cause, thread_of
+from ragkit.agent.offline.reading import about_task
+from ragkit.agent.state import AgentState, EvidenceUse
+from ragkit.evidence.decision import Decision, DecisionRecord, Rejected
+from ragkit.evidence.resolution import resolve
+from ragkit.text.untrusted import looks_like_instruction
+from ragkit.text.values import asked_id_shape
+from ragkit.text.words import SAME_MEANING, TASK_STOPWORDS, compound_stems, stem
+
+__all__ = ["GENERIC", "FRAME", "Judgement", "Judging"]
+
+#: Reasons of the searches made with the task's own words (not hops, thread reads, contradictions).
+_TASK_SEARCH = (
+    "always-on retrieval",
+    "first query",
+    "the task as written",
+    "identifiers alone",
+    "keywords of the task",
+    "structured:",
+    "pseudo-relevance",
+)
+
+#: Task words that say nothing about *what* is asked (they never count as coverage).
+GENERIC = frozenset(
+    "applies apply applied use used uses value set sets caused cause causes explanation underlying problem "
+    "issue wrong gone went happened made reported told side back current currently what which stand "
+    "according engineering explains explain come came showed logs following follow".split()
+)
+#: Words that frame a question in this domain or name the kind of value asked, not the attribute:
+#: nearly every passage of a payments-operations corpus says settlement, batch or tenant, and a
+#: "date", "time" or "percentage" is what the value is, not what it is of.
+FRAME = frozenset(
+    "settlement settlements batch batches platform tenant tenants payment payments date dates day days "
+    "time times number numbers percentage percent amount amounts figure name names value level many much "
+    "long who whom takes take taken status change changes production".split()
+)
+
+
+@dataclass
+class Judgement:
+    """The policy's reading of the evidence so far."""
+
+    counted: list[EvidenceUse]
+    set_aside: list[tuple[EvidenceUse, str]]
+    record: DecisionRecord
+    decided: bool
+    missing: str
+
+
+class Judging(RunMemory):
+    """The offline policy's reading of the evidence (see the module docstring)."""
+
+    def judge(self, state: AgentState) -> Judgement:
+        """Count the evidence about the task, resolve it, and check that the decision states what is asked."""
+        counted: list[EvidenceUse] = []
+        aside: list[tuple[EvidenceUse, str]] = []
+        seen = visible(state)
+        for use in state.evidence.values():
+            if use.citation not in seen:
+                continue  # beyond the page the policy reads (see with_margin)
+            # the pipeline has no judging step: its one page goes to the reader as delivered
+            reason = None if state.placement == "pipeline" else self._why_not(use, state)
+            if reason is None:
+                counted.append(use)
+            else:
+                aside.append((use, reason))
+        pool = list(counted)
+        if self.cause:
+            # a cause question is answered by a passage that states a cause, not by the symptom,
+            # and by the thread the first search ranked best for the task's own words
+            pool = [u for u in counted if states_cause(str(u.item.get("text", "")))]
+            best = self._best_thread(state, counted)
+            if best is not None:
+                # the event's own thread, or a record about it (a postmortem that names or links it)
+                pool = [
+                    u for u in pool if thread_of(u) == best or (thread_of(u) is None and refers_to(u, best))
+                ]
+        if self.via and self.asked in ("status", "date") and state.placement != "pipeline":
+            # "the review of OPS-8265 produced a follow-up ticket: where does it stand?" asks about
+            # the record OPS-8265 leads to; OPS-8265's own status or dates are a neighbour's
+            pool = [
+                u for u in pool if thread_of(u) not in self.via and str(u.item.get("doc_id")) not in self.via
+            ]
+        if self.target:
+            # a chain question asks what the last record of the chain says (the policy, the rollout)
+            # (the other records stay counted: they are the links to follow)
+            pool = [u for u in pool if u.item.get("source_type") == self.target]
+        record = resolve(state.task, [u.evidence for u in pool], as_of=state.as_of, caller=state.caller)
+        # the decisive passage must name what the task qualifies the question with (CHF, EUR, a
+        # surname) and state the asked attribute: otherwise it states a neighbouring fact; set it
+        # aside and resolve again
+        checked = False
+        for _ in range(40):
+            if record.decision is None:
+                break
+            found = holder(pool, record.decision)
+            lacking = self._uncovered(found, str(record.decision.quote)) if found is not None else []
+            # a value stated without the code asked about ("Wayne stays on 16:00 until cutover")
+            # is about that code when a counted source states the same value for it ("EUR cutoff
+            # 16:00"); a value no source ties to the code (a CHF cutoff nobody states) is not
+            codes = [q for q in lacking if q in self.frame.qualifiers]
+            words = [q for q in lacking if q.startswith("any of")]
+            # (only for a conditional exception, which states its value tersely)
+            terse = found is not None and bool(found.item.get("conditions"))
+            if terse and (codes or words) and stated_for(
+                counted, str(record.decision.surface), codes, self._focus() if words else ()
+            ):
+                lacking = [q for q in lacking if q not in codes and q not in words]
+            if found is not None and not lacking and state.placement != "pipeline":
+                lacking = self._unpredicated(found, record.decision)
+                if lacking and terse and stated_for(
+                    counted,
+                    str(record.decision.surface),
+                    self.frame.qualifiers,
+                    self.attribute_things() or self.attribute_terms(),
+                    besides=str(record.decision.quote),
+                ):
+                    lacking = []
+            if found is None or not lacking:
+                checked = True
+                break
+            pool.remove(found)
+            counted.remove(found)
+            aside.append((found, "does not name " + ", ".join(lacking)))
+            record = resolve(state.task, [u.evidence for u in pool], as_of=state.as_of, caller=state.caller)
+        # the record is frozen: the excerpts the agent set aside join its rejected sources in a new one
+        set_aside = []
+        for use, why in aside:
+            reason = "neighbouring_fact" if why.startswith("does not name") else "semantic_decoy"
+            if why.startswith("instruction-shaped"):
+                reason = "untrusted_instruction"
+            if why.startswith("published") and any(
+                i.lower() in str(use.item.get("text", "")).lower() for i in self.frame.identifiers
+            ):
+                reason = "lexical_decoy"
+            set_aside.append(
+                Rejected(use.citation, str(use.item.get("doc_id")), reason, f"set aside by the agent: {why}")
+            )
+        record = replace(record, rejected=(*record.rejected, *set_aside))
+        # a decision the checks above never passed (they ran out) is not one
+        decided = record.status == "decided" and record.decision is not None and checked
+        missing = "" if decided else self._missing(record, counted)
+        return Judgement(counted, aside, record, decided, missing)
+
+    def _why_not(self, use: EvidenceUse, state: AgentState) -> str | None:
+        """``None`` if the excerpt is about the task, else why it is set aside."""
+        item, f = use.item, self.frame
+        hay = " ".join(
+            [
+                str(item.get("text", "")),
+                str(item.get("title", "")),
+                " ".join(map(str, item.get("entities") or [])),
+            ]
+        ).lower()
+        if looks_like_instruction(str(item.get("text", ""))):
+            return "instruction-shaped text (untrusted): evidence, never a command"
+        if item.get("doc_id") in self.linked:
+            return None
+        ids = [i.lower() for i in f.identifiers]
+        if ids and not any(i in hay for i in ids) and not any(a in hay for a in self.anchors):
+            return "does not name " + " or ".join(f.identifiers)
+        missing_names = [n for n in f.names if n.lower() not in hay]
+        if missing_names and not ids:
+            return "does not name " + ", ".join(missing_names)
+        tenant = state.tenant.lower()
+        if (
+            f.event
+            and f.tenant_named
+            and tenant not in ("*", "")
+            and str(item.get("tenant")).lower() != tenant
+        ):
+            return f"not a {state.tenant} record (the task asks about {state.tenant}'s own event)"
+        if f.event and f.period:
+            published = str(item.get("published_at") or "")[:10]
+            start, end = f.period
+            late = (dt.date.fromisoformat(end) + dt.timedelta(days=45)).isoformat()
+            if published and not (start <= published < late):
+                return f"published {published}, outside the period asked about ({start[:7]})"
+        return None
+
+    def _best_thread(self, state: AgentState, counted: Sequence[EvidenceUse]) -> str | None:
+        """The thread (ticket key) that the searches with the task's own words place best.
+
+        The asked event is the ticket whose report matches the task: each search of the task's
+        words (the task, its keywords, the structured and feedback variants; not hops, thread reads
+        or contradiction searches) votes for the threads of the counted excerpts it delivered,
+        ``1 / rank`` for a thread's best excerpt by the cross-encoder's rank (the best judge of
+        question-passage fit the tool shows). One search's ordering is noisy; several phrasings
+        agreeing on one ticket are less so.
+        """
+        keep = {u.citation for u in counted}
+        votes: dict[str, float] = {}
+        first_seen: dict[str, int] = {}
+        for step in state.steps:
+            if step.action != "search" or step.refused is not None:
+                continue
+            if not step.reason.startswith(_TASK_SEARCH):
+                continue
+            best: dict[str, int] = {}
+            reranked = {str(h.get("citation")): h.get("rerank") for h in step.hits}
+            for n, item in enumerate(step.response.get("results") or [], 1):
+                citation = str(item.get("citation"))
+                if citation not in keep:
+                    continue
+                key = thread_of(state.evidence[citation])
+                rank = int(reranked.get(citation) or n)  # the cross-encoder judges question-passage fit
+                if key is not None and rank < best.get(key, 10**6):
+                    best[key] = rank
+            for key, rank in best.items():
+                votes[key] = votes.get(key, 0.0) + 1.0 / rank
+                first_seen.setdefault(key, len(first_seen))
+        if not votes:
+            return None
+        return max(votes, key=lambda k: (votes[k], -first_seen[k]))
+
+    def _leads_for(self, use: EvidenceUse) -> str:
+        """What named the record ``use`` belongs to, when the agent reached it along a chain."""
+        own = (str(use.item.get("title", "")) + " " + str(use.item.get("doc_id", ""))).lower()
+        return " ".join(lead for ident, lead in self.leads.items() if ident in own)
+
+    def _focus(self) -> list[str]:
+        """Content words of the ask that a passage must share (one of them) to be about it."""
+        return [w for w in self.frame.predicate if w not in GENERIC and len(w) > 2 and w != self.asked]
+
+    def _uncovered(self, use: EvidenceUse, quote: str | None = None) -> list[str]:
+        """What the task names that the passage does not: codes (CHF), names, and, unless the
+        passage names the task's identifiers, every content word of the ask (it must share one)."""
+        hay = " ".join([str(use.item.get("text", "")), str(use.item.get("title", ""))]).lower()
+        lacking = [q for q in (*self.frame.qualifiers, *self.frame.names) if q.lower() not in hay]
+        hay += " " + self._leads_for(use).lower()  # a chain's words reach the record it leads to
+        # named by the task's own identifiers: about the task whatever its words; reached by an
+        # identifier the agent followed: only along a chain or a cause's thread
+        task_ids = {i.lower() for i in self.frame.identifiers}
+        anchored = any(a in hay for a in task_ids) or (
+            bool(self.cause or self.target) and any(a in hay for a in self.anchors)
+        )
+        focus = self._focus()
+        if focus and not anchored and not any(w[:5] in hay for w in focus):
+            lacking.append("any of: " + ", ".join(focus))
+        elif focus and not anchored and self.asked == "date" and quote is not None:
+            # a date stands in many sentences (opened, planned, reported): the one that states it
+            # must say what the date is of
+            if not any(w[:5] in quote.lower() for w in focus):
+                lacking.append("a sentence that dates " + ", ".join(focus))
+        return lacking
+
+    def attribute_terms(self) -> list[str]:
+        """The words of the task that name the asked attribute or event (cutover, sweep threshold,
+        escalations): its predicate minus generic and framing words and the name of the kind."""
+        out = []
+        for w in self.frame.predicate:
+            for part in re.split(r"[-_]", w):
+                if len(part) > 2 and part not in GENERIC and part not in FRAME and part not in TASK_STOPWORDS:
+                    out.append(part)
+        return list(dict.fromkeys(out))
+
+    def attribute_things(self) -> list[str]:
+        """The attribute terms that name a thing (cutover, reserve), not only that something
+        happened (completed, fixed, approved: :data:`ragkit.text.words.SAME_MEANING` classes)."""
+        verbs = {g[0] for g in SAME_MEANING}
+        return [t for t in self.attribute_terms() if stem(t.lower()) not in verbs]
+
+    def _unpredicated(self, use: EvidenceUse, decision: Decision) -> list[str]:
+        """Why the decisive sentence does not state the asked attribute ([] when it does).
+
+        An answer must rest on a sentence that predicates what is asked: situated by its section
+        heading, table header and the document's title, it names at least one word of the asked
+        attribute (``cutover``, ``sweep``, ``escalations``). A value of the shape an identifier
+        question asks for (a function, a commit, a key) in a sentence that names the task's own
+        identifier states the relation by itself ("E-6224 is raised by verify_checksum"). Cause
+        questions are judged by their own rule (a sentence that states a cause, in the event's thread).
+        """
+        if self.cause:
+            return []
+        terms = self.attribute_terms()
+        if not terms:
+            return []
+        raw = str(getattr(decision, "quote", "") or "")
+        quote = " ".join(raw.split())
+        text = str(use.item.get("text", ""))
+        if self.asked == "id" and self.frame.identifiers:
+            if asked_id_shape(self.frame.task) not in (None, "slug") and any(
+                i.lower() in quote.lower() for i in self.frame.identifiers
+            ):
+                return []
+        title = str(use.item.get("title", ""))
+        situated = " ".join([quote, situation(text, raw), title])
+        # reached along a chain: what named this record predicates it ("| OPS-7167 |" under
+        # "Action items" makes OPS-7167's status the action item's status)
+        situated += " " + self._leads_for(use)
+        have = compound_stems(situated)
+        # a word that only says something happened (completed, fixed, approved) does not say what
+        # did: when the ask names the thing (cutover, reserve), the sentence must name it too
+        things = self.attribute_things()
+        if any(stem(t.lower()) in have for t in (things or terms)):
+            return []
+        return ["a sentence that states " + " / ".join(terms[:4])]
+
+    def _missing(self, record: DecisionRecord, counted: Sequence[EvidenceUse]) -> str:
+        if record.status == "conflict":
+            return "the sources conflict"
+        if not counted:
+            return "no excerpt about " + about_task(self.frame)
+        return f"no {self.asked} value for {' '.join(self.frame.predicate[:4]) or 'the question'} in them"

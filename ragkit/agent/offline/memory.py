@@ -1,0 +1,42 @@
+"""What the offline policy remembers across one task's turns.
+
+The policy is a set of rules over the task and the tool responses, but it keeps a little
+state per task (a :class:`RunMemory`): the task frame, the kind of value asked, the query
+variants already tried, the identifiers and documents it followed (and what named them), and
+how many contradiction searches ran. :class:`ragkit.agent.offline.judging.Judging`,
+:class:`ragkit.agent.offline.moves.Moves` and :class:`ragkit.agent.offline.policy.OfflineRun`
+add, in turn, the rules that read and extend it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ragkit.text.taskparse import TaskFrame
+
+__all__ = ["RunMemory"]
+
+
+@dataclass
+class RunMemory:
+    """What the offline policy keeps across one task's turns (its task frame and every lead followed)."""
+
+    frame: TaskFrame
+    asked: str
+    k: int = 5
+    followed: set[str] = field(default_factory=set)  # identifiers searched as hops
+    anchors: set[str] = field(default_factory=set)  # identifiers that make an excerpt count
+    fetched: set[str] = field(default_factory=set)
+    related_done: set[str] = field(default_factory=set)
+    tried: set[str] = field(default_factory=set)  # names of variants already issued
+    contradiction: int = 0
+    conditions_checked: set[str] = field(default_factory=set)
+    searched_ids: set[str] = field(default_factory=set)
+    deferred: set[str] = field(default_factory=set)
+    cause: bool = False  # the task asks for a cause
+    target: str | None = None  # for a chain question: the source type whose content is asked
+    linked: set[str] = field(default_factory=set)  # doc ids reached through a link
+    # what named each identifier or document the agent followed: the sentence (with its heading and
+    # table header) and the title of the record it stood in; it carries the chain's predicate
+    leads: dict[str, str] = field(default_factory=dict)
+    via: set[str] = field(default_factory=set)  # task identifiers named only as a chain's origin

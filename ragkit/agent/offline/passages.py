@@ -1,0 +1,128 @@
+"""What an excerpt says: causes, the section it stands in, the record it belongs to.
+
+Helpers over the tool's JSON items (an :class:`ragkit.agent.state.EvidenceUse` each) that the
+offline policy's judging and moves share: whether a sentence states a cause
+(:func:`states_cause`), the heading and table header around a quote (:func:`situation`),
+whether another sentence states the same value for the same codes (:func:`stated_for`), the
+line that named an identifier (:func:`named_in`), the evidence a decision rests on
+(:func:`holder`), and the ticket thread an excerpt belongs to (:func:`thread_of`,
+:func:`refers_to`).
+
+Example:
+    >>> states_cause("The batch ran twice because the scheduler failed over.")
+    True
+    >>> states_cause("Finance noticed the gap, which is how they spotted it.")
+    False
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from ragkit.agent.state import AgentState, EvidenceUse
+from ragkit.evidence.decision import Decision
+from ragkit.text.relevance import DETECTION, context
+from ragkit.text.taskparse import find_identifiers
+from ragkit.text.values import sentence_spans
+from ragkit.text.words import compound_stems, stem
+
+__all__ = [
+    "CAUSAL",
+    "states_cause",
+    "situation",
+    "stated_for",
+    "named_in",
+    "holder",
+    "refers_to",
+    "thread_of",
+]
+
+#: English markers of a stated cause (a finding, not a symptom); resolution's markers
+#: (:data:`ragkit.text.relevance.CAUSE`: "that is how", "which is why", "led to", ...) count as well.
+CAUSAL = re.compile(
+    r"\b(root cause|because|caused by|due to|as a result|the cause|the reason|short version|turned out|"
+    r"traced (?:it|this|the \w+) to|the problem was|the issue was|(?:that|which) is (?:how|why)|led to|"
+    r"resulted in)\b",
+    re.IGNORECASE,
+)
+
+
+def states_cause(text: str) -> bool:
+    """Whether a sentence of ``text`` states a cause ("X, and that is how Y"), not how a problem
+    was noticed ("... which is how they spotted it")."""
+    return any(
+        CAUSAL.search(text[a:b]) and not DETECTION.search(text[a:b]) for a, b in sentence_spans(text)
+    )
+
+
+def situation(text: str, quote: str) -> str:
+    """The heading of the section and the header row of the table that hold ``quote`` in ``text``."""
+    pos = max(0, text.find(quote)) if quote else 0
+    heading = next((ln for ln in reversed(text[:pos].splitlines()) if ln.lstrip().startswith("#")), "")
+    return heading + "\n" + context(text, pos)
+
+
+def stated_for(
+    uses: Sequence[EvidenceUse],
+    surface: str,
+    codes: Sequence[str],
+    focus: Sequence[str] = (),
+    *,
+    besides: str = "",
+) -> bool:
+    """Whether a sentence of ``uses`` other than ``besides`` states ``surface``, names every code
+    of ``codes`` and (if given) a word of ``focus``."""
+    if not surface.strip():
+        return False
+    for use in uses:
+        text = str(use.item.get("text", ""))
+        for a, b in sentence_spans(text):
+            sentence = text[a:b]
+            if surface not in sentence or not all(re.search(rf"\b{re.escape(c)}\b", sentence) for c in codes):
+                continue
+            if besides and " ".join(sentence.split()) == " ".join(besides.split()):
+                continue
+            if not focus or any(stem(w.lower()) in compound_stems(sentence) for w in focus):
+                return True
+    return False
+
+
+def named_in(state: AgentState, citation: str, ident: str, sentence: str = "") -> str:
+    """The line of ``citation``'s text that names ``ident`` (or ``sentence``), situated by its
+    heading and table header, and the record's title."""
+    use = state.evidence.get(citation)
+    if use is None:
+        return sentence
+    text = str(use.item.get("text", ""))
+    line = sentence or next((ln for ln in text.splitlines() if ident.lower() in ln.lower()), "")
+    return " ".join([line, situation(text, line) if line else "", str(use.item.get("title", ""))])
+
+
+def holder(pool: Sequence[EvidenceUse], decision: Decision) -> EvidenceUse | None:
+    """The evidence the decision rests on: its citation, or the whole document it was read from."""
+    found = next((u for u in pool if u.citation == decision.citation), None)
+    if found is not None:
+        return found
+    quote = " ".join(str(decision.quote).split())[:60]
+    for u in pool:
+        if str(u.item.get("doc_id")) == str(decision.doc_id) and quote in " ".join(
+            str(u.item.get("text", "")).split()
+        ):
+            return u
+    return None
+
+
+def refers_to(use: EvidenceUse, key: str) -> bool:
+    """Whether an excerpt names the ticket ``key`` or links to its thread."""
+    links = " ".join(map(str, use.item.get("links") or [])).lower()
+    hay = " ".join([str(use.item.get("title", "")), str(use.item.get("text", "")), links]).lower()
+    return key.lower() in hay
+
+
+def thread_of(use: EvidenceUse) -> str | None:
+    """The ticket key a ticket or comment belongs to (from its title), else None."""
+    if use.item.get("source_type") not in ("ticket", "ticket_comment"):
+        return None
+    found = [i for i, kind in find_identifiers(str(use.item.get("title", ""))) if kind == "key"]
+    return found[0].lower() if found else None

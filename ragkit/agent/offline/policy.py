@@ -1,0 +1,117 @@
+"""The offline policy and one task's run: the loop's three questions answered by the rules.
+
+:class:`OfflinePolicy` is the default policy of :class:`ragkit.agent.loop.Agent`; ``begin`` reads
+the task once (:mod:`ragkit.agent.offline.reading`) and returns an :class:`OfflineRun`, which
+answers the loop's questions (the first search, the next action, the conclusion) with the rules
+of :mod:`ragkit.agent.offline.judging` and :mod:`ragkit.agent.offline.moves`, and writes its
+answer or abstention with :mod:`ragkit.agent.offline.answers`.
+
+Example:
+    >>> state = AgentState("Which commit fixed OPS-3318?", "2026-02-02", "acme", "tool", 6)
+    >>> run = OfflinePolicy().begin(state)
+    >>> run.next_action(state).arguments["query"]
+    'OPS-3318 commit fixed'
+"""
+
+from __future__ import annotations
+
+from ragkit.agent.offline.answers import abstention_text, answer_text
+from ragkit.agent.offline.moves import Moves
+from ragkit.agent.offline.page import with_margin
+from ragkit.agent.offline.reading import CAUSE_ASK, origins, target_type
+from ragkit.agent.state import Action, AgentState
+from ragkit.text.taskparse import keyword_query, parse_task
+from ragkit.text.values import asked_kind
+
+__all__ = ["OfflinePolicy", "OfflineRun"]
+
+
+class OfflineRun(Moves):
+    """One task under the offline policy (the rules: :mod:`ragkit.agent.offline`)."""
+
+    def first_search(self, state: AgentState) -> Action:
+        """The always-on first search (pipeline and hybrid placements): the task as written."""
+        return with_margin(self._first_search(state))
+
+    def next_action(self, state: AgentState) -> Action:
+        """The next search, read or follow-up; or the answer or abstention when nothing is left to try."""
+        return with_margin(self._next_action(state))
+
+    def _first_search(self, state: AgentState) -> Action:
+        self.tried.add("task")
+        return Action("search", self.search_args(self.frame.task), "always-on retrieval with the task")
+
+    def _next_action(self, state: AgentState) -> Action:
+        if not state.searches and not state.steps:
+            if self.frame.identifiers or len(self.frame.words) > 1:
+                self.tried.add("keywords")
+                return Action(
+                    "search",
+                    self.search_args(keyword_query(self.frame)),
+                    "first query: identifiers and content words of the task",
+                )
+            self.tried.add("task")
+            return Action("search", self.search_args(self.frame.task), "first query: the task")
+        judgement = self.judge(state)
+        if judgement.decided:
+            action = self.onward_lead(state, judgement)
+            if action is not None:
+                return action
+            action = self.contradiction_search(state, judgement)
+            if action is not None:
+                return action
+            return self.conclude(state, "a value is decided and the contradiction search is done")
+        # an exception whose condition ended points at the rule that governs now: search it first;
+        # a question about a standing rule is answered by rule sources, so the task's own query
+        # variants come before following incident threads; an event question follows its records
+        action = self.deferred_rule(state, judgement)
+        if action is None and not self.frame.event:
+            action = self.next_variant(state, judgement) or self.follow_evidence(state, judgement)
+        elif action is None:
+            action = self.follow_evidence(state, judgement) or self.next_variant(state, judgement)
+        if action is not None:
+            return action
+        return self.conclude(state, "every query variant and link is tried")
+
+    def conclude(self, state: AgentState, why: str) -> Action:
+        """Answer from the evidence if a value is decided, else abstain and say why."""
+        judgement = self.judge(state)
+        if judgement.decided:
+            return Action(
+                "answer",
+                {
+                    "answer": answer_text(judgement.record, judgement.counted, cause=self.cause),
+                    "value": judgement.record.value,
+                },
+                why,
+                record=judgement.record,
+            )
+        return Action(
+            "abstain", {"answer": abstention_text(state, judgement, why)}, why, record=judgement.record
+        )
+
+
+class OfflinePolicy:
+    """The default policy of :class:`ragkit.agent.loop.Agent`: documented rules, no model.
+
+    Args:
+        k: results per search (the tool's ceiling still applies).
+    """
+
+    name = "offline"
+
+    def __init__(self, *, k: int = 5):
+        self.k = k
+
+    def begin(self, state: AgentState) -> OfflineRun:
+        """Read the task once and start its run."""
+        frame = parse_task(state.task, tenant=state.tenant, as_of=state.as_of)
+        return OfflineRun(
+            via=origins(state.task, frame.identifiers),
+            cause=asked_kind(state.task) == "text" and bool(CAUSE_ASK.search(state.task)),
+            target=target_type(state.task),
+            frame=frame,
+            asked=asked_kind(state.task),
+            k=self.k,
+            anchors={i.lower() for i in frame.identifiers},
+        )

@@ -1,0 +1,80 @@
+"""Reading the task: what kind of answer it asks for and how it reaches it.
+
+The offline policy plans from :func:`ragkit.text.taskparse.parse_task`; this module adds what
+the policy reads on top of the task frame: whether the task asks for a *cause*
+(:data:`CAUSE_ASK`), whether it runs along a chain of records (:data:`HOP_CUES`; the source
+type whose content is asked, :func:`target_type`), which identifiers it names only as the
+origin of a relation ("the fix for OPS-1003": :func:`origins`), and a short phrase of what it is
+about (:func:`about_task`, for abstentions).
+
+Example:
+    >>> sorted(origins("Where does the fix for OPS-1003 stand?", ["OPS-1003"]))
+    ['ops-1003']
+    >>> target_type("Which policy does the fix cite?"), bool(CAUSE_ASK.search("Why did it fail?"))
+    ('policy', True)
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from ragkit.text.taskparse import TaskFrame
+
+__all__ = ["HOP_CUES", "CAUSE_ASK", "origins", "target_type", "about_task"]
+
+#: A sentence that points at another record: the policy follows the identifiers it names.
+HOP_CUES = re.compile(
+    r"\b(fix|fixed|fixes|shipped|ships|goes out|went out|rollout|rolled|deploy\w*|release\w*|implements?|"
+    r"cites?|policy|section|clause|follow-?up|tracked|tracking|see|linked|moved to|duplicate of|"
+    r"merged|commit|change|build)\b",
+    re.IGNORECASE,
+)
+
+
+#: The task asks for a cause: the answer must be a sentence that states one.
+CAUSE_ASK = re.compile(
+    r"\b(why|cause[sd]?|explanation|explains?|reason|gone wrong|went wrong|go wrong|what made|behind)\b",
+    re.IGNORECASE,
+)
+
+
+# a record reached *from* an identifier: "the fix for X", "the review of X", "the action item
+# from the postmortem for X", "the deployment that resolved X"
+_RELATION = re.compile(
+    r"\b(fix|change|review|postmortem|follow-?up|action items?|rollout|deployment|release)\b"
+    r"(?:\s+[\w-]+){0,4}?\s+(?:for|of|from|behind|that (?:resolved|fixed|closed))\s+"
+    r"(?:the\s+)?(?:ticket\s+)?$",
+    re.IGNORECASE,
+)
+
+
+def origins(task: str, identifiers: Sequence[str]) -> set[str]:
+    """Identifiers the task names as the origin of a relation to another record (lower case)."""
+    out = set()
+    for ident in identifiers:
+        at = task.find(ident)
+        if at > 0 and _RELATION.search(task[:at].rstrip() + " "):
+            out.add(ident.lower())
+    return out
+
+
+def target_type(task: str) -> str | None:
+    """For a question along a chain, the source type whose content is asked for (or None)."""
+    if not HOP_CUES.search(task):
+        return None
+    if re.search(r"\b(policy|clause)\b", task, re.IGNORECASE):
+        return "policy"
+    if re.search(r"\b(build|rolling out|rolled out|finish(ed)? rolling|deployment)\b", task, re.IGNORECASE):
+        return "rollout"
+    return None
+
+
+def about_task(frame: TaskFrame) -> str:
+    """What the task is about, in a few words: its identifiers, names, predicate and period."""
+    parts = [*frame.identifiers, *frame.names]
+    if frame.tenant_named:
+        parts.insert(0, frame.tenant)
+    what = " ".join(frame.predicate[:5])
+    when = f" in {frame.period[0][:7]}" if frame.period else (f" on {frame.date}" if frame.date else "")
+    return (" ".join(parts) + " " + what).strip() + when

@@ -1,0 +1,174 @@
+"""Rule 8: which stated value wins: neighbouring facts, open exceptions, authority, then dates.
+
+:func:`decide` compares the values that :mod:`ragkit.evidence.relevant_values` kept. A value stated
+about fewer of the things the question names is a ``neighbouring_fact``; an open conditional
+exception beats a general rule (``exception_applies``); a source of lower
+:data:`ragkit.core.records.AUTHORITY_RANK` is ``lower_authority``; among equal authority the later
+effective date wins (and the record asks to confirm it); equal authority and equal dates, or a
+higher-ranked source of unknown validity against one in effect, stay ``unresolved``.
+
+Example:
+    >>> from ragkit.evidence.relevant_values import read_relevant_values
+    >>> from ragkit.evidence.spans import Evidence
+    >>> rule = Evidence.of("pol-1#s", "EUR cutoff 15:00.", {"doc_id": "pol-1", "authority": "policy_owner"})
+    >>> old = Evidence.of("rb-1#s", "EUR cutoff 16:00.", {"doc_id": "rb-1", "authority": "operations"})
+    >>> r = Resolution("Which EUR cutoff applies?", [old, rule], None, None)
+    >>> read_relevant_values(r)
+    >>> decide(r).ev.doc_id, r.items[0].reason
+    ('pol-1', 'lower_authority')
+"""
+
+from __future__ import annotations
+
+from ragkit.core.records import GLOBAL_TENANT
+from ragkit.evidence.decision import Conflict
+from ragkit.evidence.resolution_state import Item, Resolution, iso_day
+
+__all__ = ["decide"]
+
+
+def decide(r: Resolution) -> Item | None:
+    """The decisive item (rule 8), or ``None`` when nothing states a value or a conflict stays
+    unresolved; rejects the values that lose and selects those that agree as ``support``."""
+    holders = [
+        i
+        for i in r.alive()
+        if i.value is not None and i.state == "open" or i.value is not None and i.state == "selected"
+    ]
+    if not holders:
+        return None
+    if r.forms:  # a value stated about fewer of the things the question names is a neighbouring fact
+        for b in holders:
+            wider = [
+                a for a in holders if a.state != "rejected" and a.val != b.val and b.matched < a.matched
+            ]
+            if wider:
+                a = max(wider, key=lambda i: len(i.matched))
+                missing = ", ".join(sorted(t for t in a.matched - b.matched if not t.startswith("@")))
+                b.reject(
+                    "neighbouring_fact",
+                    f"states {b.surface} without naming {missing}, which the question names and "
+                    f"{a.ev.doc_id} states {a.surface} for",
+                    a.ev.citation,
+                )
+        holders = [h for h in holders if h.state != "rejected"]
+    exceptions = [i for i in holders if i.exception_open]
+    if exceptions:
+        values = {i.value.value for i in exceptions if i.value}
+        if len(values) > 1:  # two open exceptions that disagree: nothing ranks them
+            for a, b in zip(exceptions, exceptions[1:], strict=False):
+                if a.val != b.val:
+                    r.unresolved.append(
+                        Conflict(
+                            a.ev.citation,
+                            b.ev.citation,
+                            f"two open conditional exceptions state {a.surface} and {b.surface}",
+                        )
+                    )
+            r.to_confirm.append(
+                "which of the open exceptions " + ", ".join(i.ev.citation for i in exceptions) + " holds"
+            )
+            return None
+        if len(values) == 1:
+            exc = max(exceptions, key=lambda i: (i.rank, i.when))
+            for h in holders:
+                if h in exceptions or h.value is None or h.val == exc.val:
+                    continue
+                if h.ev.envelope.tenant == GLOBAL_TENANT:
+                    h.reject(
+                        "exception_applies",
+                        f"a general rule ({h.surface}); the conditional "
+                        f"exception of {exc.ev.doc_id} ('{exc.ev.envelope.conditions[0]}') has not "
+                        f"ended by as_of",
+                        exc.ev.citation,
+                    )
+            holders = [h for h in holders if h.state != "rejected"]
+    if not r.forms:  # free text: no value comparison is possible
+        return max(holders, key=lambda i: (i.rank, i.score, i.when))
+    top = max(i.rank for i in holders)
+    best = [i for i in holders if i.rank == top]
+    values = {i.value.value for i in best if i.value}
+    if len(values) > 1:
+        kept = _tie_break(r, best)
+        if kept is None:
+            for h in holders:
+                if h.rank < top and h.state == "open":
+                    lead = next(i for i in holders if i.rank == top)
+                    h.reject(
+                        "lower_authority",
+                        f"{h.ev.envelope.authority} states {h.surface}; "
+                        f"{lead.ev.envelope.authority} sources rank higher",
+                        lead.ev.citation,
+                    )
+            return None
+        best = kept
+    winner = max(
+        best,
+        key=lambda i: (
+            i.exception_open,
+            i.validity == "valid",
+            i.ev.envelope.tenant != GLOBAL_TENANT,
+            i.score,
+            i.when,
+        ),
+    )
+    known = [h for h in holders if h.validity == "valid" and h.value and h.val != winner.val]
+    if winner.validity == "unknown" and known:
+        for h in known[:1]:
+            r.unresolved.append(
+                Conflict(
+                    winner.ev.citation,
+                    h.ev.citation,
+                    f"{winner.ev.doc_id} ranks higher ({winner.ev.envelope.authority}) "
+                    f"but its validity is unknown; {h.ev.doc_id} is in effect and states "
+                    f"{h.surface}",
+                )
+            )
+        r.to_confirm.append(f"whether {winner.ev.doc_id} is in effect at as_of (no effective_from)")
+        return None
+    for h in holders:
+        if h is winner or h.value is None or h.state == "rejected":
+            continue
+        if h.val == winner.val:
+            if h.state == "open":
+                h.select("support", f"states the same value ({h.surface})")
+        elif h.rank < winner.rank:
+            h.reject(
+                "lower_authority",
+                f"{h.ev.envelope.authority} (rank {h.rank}) states {h.surface}; "
+                f"{winner.ev.doc_id} is {winner.ev.envelope.authority} (rank {winner.rank})",
+                winner.ev.citation,
+            )
+    return winner
+
+
+def _tie_break(r: Resolution, best: list[Item]) -> list[Item] | None:
+    latest = max(i.when for i in best)
+    front = [i for i in best if i.when == latest]
+    if len({i.value.value for i in front if i.value}) > 1:
+        for a, b in zip(front, front[1:], strict=False):
+            r.unresolved.append(
+                Conflict(
+                    a.ev.citation,
+                    b.ev.citation,
+                    f"equal authority ({a.ev.envelope.authority}) and equal dates "
+                    f"({iso_day(latest)}), different values: {a.surface} vs "
+                    f"{b.surface}",
+                )
+            )
+        r.to_confirm.append("which of " + ", ".join(i.ev.citation for i in front) + " governs")
+        return None
+    lead = front[0]
+    for i in best:
+        if i.value and lead.value and i.value.value != lead.value.value:
+            i.reject(
+                "superseded",
+                f"equal authority ({i.ev.envelope.authority}); {lead.ev.doc_id} is effective "
+                f"later ({iso_day(lead.when)}) and states {lead.surface}",
+                lead.ev.citation,
+            )
+            r.to_confirm.append(
+                f"that {lead.ev.doc_id} replaces {i.ev.doc_id} (no supersedes link; "
+                "decided by the later effective date)"
+            )
+    return [i for i in best if i.state != "rejected"]

@@ -1,0 +1,178 @@
+"""The working state of one resolution: each delivered source as an :class:`Item`, and the question as read.
+
+:class:`Resolution` holds what every rule of :mod:`ragkit.evidence.resolution` reads and writes: the
+question read once (the forms and identifier shape it asks for, its content-word stems, the tenants,
+identifiers and codes it names, the caller's scope, ``as_of``), the items, and what stays
+unresolved or to confirm. Each rule (:mod:`ragkit.evidence.envelope_rules`,
+:mod:`ragkit.evidence.relevant_values`, :mod:`ragkit.evidence.authority`,
+:mod:`ragkit.evidence.roles`) moves items from ``open`` to ``rejected`` or ``selected``.
+
+Example:
+    >>> ev = Evidence.of("rb-1#cutoff", "EUR cutoff 16:00 CET.", {"doc_id": "rb-1"})
+    >>> r = Resolution("Which EUR cutoff applies?", [ev, ev], "2026-01-19", None)
+    >>> len(r.items), r.forms, sorted(r.codes), r.items[0].state
+    (1, ('time',), ['EUR'], 'open')
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ragkit.core.errors import ValidationError
+from ragkit.core.records import AUTHORITY_RANK, GLOBAL_TENANT, parse_time
+from ragkit.core.scope import Scope, as_scope
+from ragkit.evidence.decision import Conflict
+from ragkit.evidence.spans import Evidence
+from ragkit.text.relevance import CAUSAL_QUESTION, CODE, DEONTIC_QUESTION, NOT_CODES, mentions, question_terms
+from ragkit.text.values import Value, asked_forms, asked_id_shape, asked_kind, read_values
+from ragkit.text.words import stem
+
+__all__ = ["Item", "Resolution", "iso_day", "names_identifier", "refers_to"]
+
+
+@dataclass
+class Item:
+    """One delivered source as resolution works on it.
+
+    Attributes:
+        ev: the evidence.
+        state: ``open``, ``rejected`` or ``selected``.
+        reason: the reject reason (:data:`ragkit.evidence.decision.REJECT_REASONS`).
+        because: why it was rejected or selected, in words.
+        by: the citation of the evidence that rejected it, if any.
+        value: the relevant value read from it (offsets in the span).
+        score: how well that value's sentence relates to the question.
+        exception_open: it has conditions and none of them has ended.
+        validity: ``valid``, ``unknown``, ``not_yet_valid`` or ``expired`` at ``as_of``.
+        role: when selected: ``decisive``, ``qualifier``, ``hop`` or ``support``.
+        matched: what the question names that the value's sentence names too.
+        off_code: a value was skipped because it is stated for another code.
+    """
+
+    ev: Evidence
+    state: str = "open"  # open | rejected | selected
+    reason: str = ""
+    because: str = ""
+    by: str | None = None
+    value: Value | None = None  # the relevant value (span offsets)
+    score: float = 0.0
+    exception_open: bool = False
+    validity: str = "unknown"
+    role: str = ""
+    matched: frozenset[str] = frozenset()
+    off_code: bool = False
+
+    @property
+    def val(self) -> str:
+        """The normalised value (``""`` when none)."""
+        return self.value.value if self.value is not None else ""
+
+    @property
+    def surface(self) -> str:
+        """The value as written (``""`` when none)."""
+        return self.value.surface if self.value is not None else ""
+
+    @property
+    def rank(self) -> int:
+        """The authority rank of its source (:data:`ragkit.core.records.AUTHORITY_RANK`)."""
+        return AUTHORITY_RANK.get(self.ev.envelope.authority, 0)
+
+    @property
+    def when(self) -> dt.datetime:
+        """Its effective date, else its publication date, else the earliest moment."""
+        env = self.ev.envelope
+        return env.effective_from or env.published_at or dt.datetime.min.replace(tzinfo=dt.timezone.utc)
+
+    def reject(self, reason: str, because: str, by: str | None = None) -> None:
+        """Reject it for ``reason`` (said ``because``), on the evidence of citation ``by``."""
+        self.state, self.reason, self.because, self.by = "rejected", reason, because, by
+
+    def select(self, role: str, because: str) -> None:
+        """Select it in ``role`` (said ``because``)."""
+        self.state, self.role, self.because = "selected", role, because
+
+
+def iso_day(moment: dt.datetime | None) -> str:
+    """The ISO date of ``moment``, or ``"unknown"``."""
+    return moment.date().isoformat() if moment else "unknown"
+
+
+def names_identifier(item: Item, ident: str) -> bool:
+    """Whether a source names an identifier: in its title, its text, or as a part of its doc id."""
+    env = item.ev.envelope
+    if mentions(env.title + "\n" + item.ev.text, ident):
+        return True
+    return re.search(rf"(?<![a-z0-9]){re.escape(ident.lower())}(?![a-z0-9])", env.doc_id.lower()) is not None
+
+
+def refers_to(a: Item, b: Item) -> bool:
+    """Whether ``a`` points at ``b``: its links, ``b``'s doc id, or the key leading ``b``'s title."""
+    if b.ev.doc_id in a.ev.envelope.links or mentions(a.ev.text, b.ev.doc_id):
+        return True
+    key = re.match(r"\s*([A-Z][A-Z0-9]*-\d+)\b", b.ev.envelope.title)
+    return key is not None and mentions(a.ev.text, key.group(1))
+
+
+class Resolution:
+    """The question as read, the items, and what stays unresolved or to confirm.
+
+    Raises:
+        ValidationError: an empty question, evidence that is not :class:`ragkit.evidence.spans.Evidence`,
+            a bad ``as_of`` or caller.
+    """
+
+    def __init__(
+        self,
+        question: str,
+        evidence: Sequence[Evidence],
+        as_of: str | dt.date | None,
+        caller: Scope | Mapping[str, Any] | None,
+    ):
+        """Read ``question`` and take the delivered ``evidence`` (duplicates by citation once)."""
+        if not isinstance(question, str) or not question.strip():
+            raise ValidationError("question must be a non-empty string", field="question")
+        bad = [type(e).__name__ for e in evidence if not isinstance(e, Evidence)]
+        if bad:
+            raise ValidationError(
+                f"evidence must be ragkit.evidence.Evidence items, got {bad[0]}; build "
+                "them with Evidence.from_tool_item / from_hit / from_document",
+                field="evidence",
+            )
+        self.question = question
+        # the kit's convention (ragkit.core.records.parse_time): a bare date means midnight UTC
+        self.moment = parse_time(as_of, field_name="as_of")
+        self.scope = as_scope(caller)
+        self.forms = asked_forms(question)
+        self.causal = bool(CAUSAL_QUESTION.search(question))
+        self.deontic = bool(DEONTIC_QUESTION.search(question))
+        self.kind = asked_kind(question)
+        self.shape = asked_id_shape(question) if "id" in self.forms else None
+        seen: dict[str, Item] = {}
+        for e in evidence:
+            seen.setdefault(e.citation, Item(e))
+        self.items = list(seen.values())
+        self.to_confirm: list[str] = []
+        self.unresolved: list[Conflict] = []
+        self.terms = question_terms(question)
+        tenants = {i.ev.envelope.tenant for i in self.items} - {GLOBAL_TENANT}
+        if self.scope is not None and self.scope.tenant not in ("*", GLOBAL_TENANT):
+            tenants.add(self.scope.tenant)
+        self.asked_tenants = {t for t in tenants if mentions(question, t)}
+        self.predicate = self.terms - {stem(t) for t in tenants}
+        self.ids = [v.surface for v in read_values(question, forms=("id",))]
+        self.codes = {c for c in re.findall(CODE, question) if c not in NOT_CODES}
+        # what the question names: codes (EUR, GBP), identifiers, tenants; see the neighbouring-fact rule
+        self.entities = set(re.findall(r"\b[A-Z]{2,5}\b", question)) | set(self.ids) | self.asked_tenants
+
+    def alive(self) -> list[Item]:
+        """The items not rejected (yet)."""
+        return [i for i in self.items if i.state != "rejected"]
+
+    def citation_of(self, doc_id: str) -> str | None:
+        """The citation of the first delivered item of ``doc_id``, or ``None``."""
+        found = [i for i in self.items if i.ev.doc_id == doc_id]
+        return found[0].ev.citation if found else None

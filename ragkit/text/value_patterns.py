@@ -1,0 +1,111 @@
+"""What each form of value looks like: the patterns and tables that :mod:`ragkit.text.values` reads with.
+
+A *form* says what a value looks like (``time``, ``duration``, ``person``); :data:`FORM_KIND` maps
+each to the kind (:data:`ragkit.text.normalise.VALUE_KINDS`) it is normalised and compared as, and
+:data:`FORM_PATTERNS` holds the regex that finds it. Extend these tables for another domain.
+
+Example:
+    >>> FORM_KIND["person"], KIND_FORMS["text"]
+    ('id', ('duration', 'percentage', 'count'))
+    >>> FORM_PATTERNS["percentage"].findall("reserve 12% of 40 %")
+    ['12%', '40 %']
+"""
+
+from __future__ import annotations
+
+import re
+
+from ragkit.text.normalise import MONTH_NUMBER
+from ragkit.text.words import ID_VALUE_PATTERN, WEEKDAYS
+
+__all__ = [
+    "FORM_KIND",
+    "FORMS",
+    "KIND_FORMS",
+    "CURRENCIES",
+    "MONTH_WORDS",
+    "STATUS_WORDS",
+    "FORM_PATTERNS",
+    "NOT_PEOPLE",
+]
+
+#: What a value looks like; each maps to the kind it is normalised and compared as.
+FORM_KIND: dict[str, str] = {
+    "time": "time",
+    "amount": "amount",
+    "date": "date",
+    "id": "id",
+    "person": "id",
+    "status": "status",
+    "duration": "text",
+    "percentage": "text",
+    "count": "text",
+}
+#: The forms of value, in the order :func:`ragkit.text.values.read_values` reads them.
+FORMS = tuple(FORM_KIND)
+
+#: The forms each kind reads by default (``text`` reads quantities written in words and digits).
+KIND_FORMS: dict[str, tuple[str, ...]] = {
+    "time": ("time",),
+    "amount": ("amount",),
+    "date": ("date",),
+    "id": ("id", "person"),
+    "status": ("status",),
+    "text": ("duration", "percentage", "count"),
+}
+
+#: Currency codes an amount starts with (``EUR 25,000``), as one regex alternation.
+CURRENCIES = (
+    "EUR|USD|GBP|CHF|SEK|DKK|NOK|PLN|CZK|HUF|JPY|CAD|AUD|NZD|RON|BGN|TRY|ZAR|SGD|HKD|CNY|INR|BRL|MXN"
+)
+#: Month names and their abbreviations, longest first, as one regex alternation.
+MONTH_WORDS = "|".join(
+    sorted({m for m in MONTH_NUMBER} | {m[:3] for m in MONTH_NUMBER} | {"sept"}, key=len, reverse=True)
+)
+#: The words a status field holds (``Status: blocked``), as one regex alternation.
+STATUS_WORDS = (
+    "won't do|wont do|in progress|in review|waiting on [a-z]+|investigating|blocked|done|resolved|"
+    "open|closed|completed|failed|rolled back|cancelled|canceled|draft|final|to do|todo|"
+    "monitoring|mitigated|acknowledged"
+)
+
+#: What each form of :data:`FORMS` looks like in a text (``id`` is
+#: :data:`ragkit.text.words.ID_VALUE_PATTERN`).
+FORM_PATTERNS: dict[str, re.Pattern[str]] = {
+    "time": re.compile(
+        r"(?<![\d.,:-])(?:[01]?\d|2[0-3]):[0-5]\d(?![\d:])"
+        r"|(?<![\d.,])(?:[01]?\d|2[0-3])\.[0-5]\d(?=\s*(?:am|pm|a\.m\.|p\.m\.|CET|CEST|UTC|GMT|h)\b)"
+        r"|(?<![\d.,:])(?:1[0-2]|0?[1-9])\s*[ap](?:\.m\.|m\b)",
+        re.IGNORECASE,
+    ),
+    "amount": re.compile(rf"\b(?:{CURRENCIES})\s?\d[\d,]*(?:\.\d+)?(?![\d.]*\d)"),
+    "date": re.compile(
+        rf"\b\d{{4}}-\d{{2}}-\d{{2}}(?!\d)"
+        rf"|\b\d{{1,2}}\s+(?:{MONTH_WORDS})\.?,?\s+\d{{4}}\b"
+        rf"|\b(?:{MONTH_WORDS})\.?\s+\d{{1,2}},?\s+\d{{4}}\b",
+        re.IGNORECASE,
+    ),
+    "id": ID_VALUE_PATTERN,
+    "person": re.compile(
+        r"(?:(?<=\bby )|(?<=\bfrom )|(?<=: )|(?<=\| )|(?<=\bowner )|(?<=\bto ))"
+        r"[A-Z][a-z]{2,}(?:-[A-Z][a-z]+)?\b(?![ -]?[A-Z]?[a-z]*\d)"
+    ),
+    "status": re.compile(rf"(?<![\w-])(?:{STATUS_WORDS})(?![\w-])", re.IGNORECASE),
+    "duration": re.compile(
+        r"\b\d+(?:\.\d+)?\s*(?:business days?|working days?|seconds?|minutes?|hours?|days?|weeks?|"
+        r"months?|years?)\b",
+        re.IGNORECASE,
+    ),
+    "percentage": re.compile(r"\b\d+(?:\.\d+)?\s?%"),
+    "count": re.compile(r"\b\d+\s+(?:attempts?|retries|tries|times|approvers?|signatures?)\b", re.IGNORECASE),
+}
+
+#: Capitalised words that are not people (table headers, months, weekdays, common labels).
+NOT_PEOPLE = {m.capitalize() for m in MONTH_NUMBER} | {d.capitalize() for d in WEEKDAYS} | set(
+    """
+    The This That Field Value Status Change Service Build Commit File Function Tenants Started
+    Completed Approved Who Does Version Effective Note Policy Operations Engineering Support
+    Tenant Currency Cutoff Time What Owner Reporter Assignee Type Target Migration Symptom
+    Likely Dashboard Cause Plan Testing Rollback Fix Done Blocked Open Closed Draft Final
+""".split()
+)

@@ -1,0 +1,215 @@
+"""Words: the stop-word lists, the stemming rules and the identifier shapes that text reading uses.
+
+One module holds every word rule of the text layer, so that a reader can see them side by side.
+Where two readers use different lists or patterns today, both are kept, each under a name that
+says what it is for (merging them would change what the kit finds):
+
+* **stop words**: :data:`TASK_STOPWORDS` (what a *search* drops from a task: question words,
+  auxiliaries, fillers; :mod:`ragkit.text.taskparse`) and :data:`QUESTION_STOPWORDS` (what is
+  not a *content word* of a question when relevance compares it with a sentence;
+  :mod:`ragkit.text.relevance`). :data:`WEEKDAYS` are not content either.
+* **stems**: :func:`prefix5` (the first five letters; taskparse's pseudo-relevance feedback) and
+  :func:`stem` (the same prefix, then mapped to its class of :data:`SAME_MEANING`, so that
+  "finished" and "completed" compare equal; relevance and resolution). :func:`word_stems`,
+  :func:`letter_stems` and :func:`compound_stems` apply :func:`stem` to the words of a text,
+  each with its own idea of a word.
+* **identifier shapes**: :data:`TASK_ID_PATTERNS` find identifiers in a task
+  (:func:`ragkit.text.taskparse.find_identifiers`), :data:`ID_VALUE_PATTERN` reads identifier
+  values out of a span (:func:`ragkit.text.values.read_values`), and :data:`ID_SHAPE_PATTERNS`
+  classify one identifier into :data:`ID_SHAPES` (:func:`id_shape`).
+
+The lexical retriever's BM25 stemmer and stop words (:mod:`ragkit.retrieval.lexical`) are a
+different rule, for scoring, and live there.
+
+Example:
+    >>> stem("finished"), stem("completed"), prefix5("finished")
+    ('finis', 'finis', 'finis')
+    >>> sorted(compound_stems("reserve-keeper ran open_batch_day"))
+    ['open_batch_day', 'ran', 'reserve-keeper']
+    >>> id_shape("RO-7702"), id_shape("a41c9e2")
+    ('key', 'hash')
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = [
+    "TASK_STOPWORDS",
+    "QUESTION_STOPWORDS",
+    "WEEKDAYS",
+    "SAME_MEANING",
+    "prefix5",
+    "stem",
+    "word_stems",
+    "letter_stems",
+    "compound_stems",
+    "TASK_ID_PATTERNS",
+    "ID_VALUE_PATTERN",
+    "ID_SHAPES",
+    "ID_SHAPE_PATTERNS",
+    "id_shape",
+]
+
+# --------------------------------------------------------------------------------------
+# stop words
+
+#: Words that carry no search signal in a task (question words, auxiliaries, fillers): dropped
+#: from a task's content words, keyword queries and feedback terms (:mod:`ragkit.text.taskparse`).
+TASK_STOPWORDS = frozenset(
+    """
+a an the and or but of to in on at by for from with without into onto over under about as is are was
+were be been being do does did done doing have has had having it its this that these those there here
+what which who whom whose when where why how whether if then than so such not no nor any all each
+every some one ones our we us you your they their them he she his her i me my mine can could should
+would will shall may might must also just only very still yet again ever ask asked tell say says said
+please know find show give out up down off via per under between after before during while since
+until upon against among around across get got make made take took taken use used one first last
+happen happened happens actually exactly anything something thing things way ways kind sort
+""".split()
+)
+
+#: Words that are not content words of a question when relevance compares it with a sentence
+#: (:func:`ragkit.text.relevance.question_terms`). Shorter than :data:`TASK_STOPWORDS`, and it
+#: also drops generic predicate words (``applies``, ``value``, ``set``, ``work``) that every
+#: rule states.
+QUESTION_STOPWORDS = frozenset(
+    """a an the of to in on at for by with from and or but is are was were be been being it its
+this that these those what which who whom whose when where why how does do did done has have had can
+could should would will shall may might must any all each every some our their there then than into
+about after before during over under again also only just not no so as if per via out up down off
+own same such very stand applies apply use used uses work works value values set sets""".split()
+)
+
+#: Day names (lower case): not names, not content words, not people.
+WEEKDAYS = frozenset({"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"})
+
+# --------------------------------------------------------------------------------------
+# stems
+
+#: Words of one meaning in operations writing (a small, documented thesaurus; extend it for
+#: another domain): a predicate stated with one of them is stated with any ("finish rolling
+#: out" is what "| Completed | 2026-01-22 |" in a rollout record states). Entries are stems.
+SAME_MEANING = (
+    ("finis", "compl", "done", "final", "ended"),
+    ("rolli", "rollo", "deplo", "relea", "ships", "shipp", "rolle"),
+    ("fix", "fixed", "fixes", "resol"),
+    ("appro", "signe", "sign"),
+)
+_CANON = {w: group[0] for group in SAME_MEANING for w in group}
+
+
+def prefix5(word: str) -> str:
+    """A word's first five characters, without the :data:`SAME_MEANING` thesaurus.
+
+    Example:
+        >>> prefix5("settlement"), prefix5("fix")
+        ('settl', 'fix')
+    """
+    return word[:5]
+
+
+def stem(word: str) -> str:
+    """A word's 5-letter prefix, mapped to its class in :data:`SAME_MEANING` if it has one.
+
+    The word is taken as given (lower-case it first).
+
+    Example:
+        >>> stem("settlement"), stem("deployed"), stem("resolved")
+        ('settl', 'rolli', 'fix')
+    """
+    out = word[:5] if len(word) >= 5 else word
+    return _CANON.get(out, out)
+
+
+def word_stems(text: str) -> set[str]:
+    """:func:`stem` of every word of ``text`` (lower case, ``'s`` dropped; a word may hold
+    digits, ``-`` and ``_``, and is stemmed whole: ``reserve-keeper`` -> ``reser``).
+
+    Example:
+        >>> sorted(word_stems("Acme's settlement-batch finished"))
+        ['acme', 'finis', 'settl']
+    """
+    return {stem(w) for w in re.findall(r"[a-z][a-z0-9_-]*", text.lower().replace("'s", ""))}
+
+
+def letter_stems(text: str) -> set[str]:
+    """:func:`stem` of every run of letters of ``text`` (lower case; digits, ``-`` and ``_``
+    split words: ``open_batch`` -> ``open``, ``batch``).
+
+    Example:
+        >>> sorted(letter_stems("Cutover completed for acme-9"))
+        ['acme', 'cutov', 'finis', 'for']
+    """
+    return {stem(w) for w in re.findall(r"[a-z]+", text.lower())}
+
+
+def compound_stems(text: str) -> set[str]:
+    """:func:`stem` of the words of ``text``, where a hyphenated or underscored compound
+    (``reserve-keeper``, a service; ``open_batch_day``, a function) stays one whole word.
+
+    Example:
+        >>> sorted(compound_stems("The reserve-keeper deployed 3.9.4"))
+        ['3', '4', '9', 'reserve-keeper', 'rolli', 'the']
+    """
+    found = re.findall(r"[a-z0-9]+(?:[-_][a-z0-9]+)*", text.lower())
+    return {w if ("-" in w or "_" in w) else stem(w) for w in found}
+
+
+# --------------------------------------------------------------------------------------
+# identifier shapes
+
+#: ``(kind, pattern)`` pairs that find identifiers in a task, tried in this order (an earlier
+#: kind claims its characters first); ``code`` takes its group 1, the text inside backticks.
+#: Used by :func:`ragkit.text.taskparse.find_identifiers`.
+TASK_ID_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("key", re.compile(r"\b[A-Z][A-Z0-9]{0,7}-\d{2,}(?:-[A-Z0-9]+)*\b")),  # OPS-3318, E-4471, RO-7719
+    ("account", re.compile(r"\b[a-z][a-z]{2,}-\d{1,}\b")),  # acme-9, globex-11271
+    ("function", re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")),  # reconcile_settlement
+    ("docref", re.compile(r"\b[a-z][a-z0-9]*(?:-[a-z0-9]+)*-v\d+\b")),  # pol-idempotency-v2, runbook-v2
+    ("version", re.compile(r"\b\d+\.\d+\.\d+\b")),  # 3.9.4
+    ("commit", re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b")),  # a41c9e2
+    ("code", re.compile(r"`([^`\s]{3,})`")),  # anything in backticks
+)
+
+#: An identifier written in a span, as :func:`ragkit.text.values.read_values` reads the ``id``
+#: form: anything in backticks (2-60 characters), a key (``OPS-3318``), a slug (``acme-9``,
+#: ``ops-2987-c3``, ``policy-v3``), a function name, a commit hash, or a build number.
+#: Wider than :data:`TASK_ID_PATTERNS` (one-digit keys, any slug ending in a number).
+ID_VALUE_PATTERN = re.compile(
+    r"`[^`\n]{2,60}`"
+    r"|\b[A-Z][A-Z0-9]*-\d+\b"  # OPS-3318, RO-7702, E-4471
+    r"|\b[a-z][a-z0-9]*(?:-[a-z0-9]+)*-[a-z]?\d+\b"  # acme-9, ops-2987-c3, policy-v3
+    r"|\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b"  # reconcile_settlement
+    r"|\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b"  # commit a41c9e2
+    r"|\b\d+\.\d+\.\d+\b"  # build 3.9.4
+)
+
+#: The shape of an identifier: an error code (``E-4471``), a ticket/rollout/change key
+#: (``OPS-3318``), a commit hash, a function name, a
+#: build/version number, a lower-case slug (account, document id), or anything else (backticked).
+ID_SHAPES = ("code", "key", "hash", "function", "version", "slug", "other")
+
+#: ``(shape, pattern)`` pairs of :data:`ID_SHAPES`; the first pattern that matches a whole
+#: identifier names its shape (:func:`id_shape`).
+ID_SHAPE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("code", re.compile(r"[A-Z]-\d+")),
+    ("key", re.compile(r"[A-Z][A-Z0-9]+-\d+")),
+    ("hash", re.compile(r"(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}")),
+    ("function", re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?:\(\))?")),
+    ("version", re.compile(r"v?\d+\.\d+(?:\.\d+)*")),
+    ("slug", re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*-[a-z]?\d+")),
+)
+
+
+def id_shape(surface: str) -> str:
+    """The shape of an identifier (:data:`ID_SHAPES`).
+
+    Example:
+        >>> [id_shape(x) for x in ("RO-7702", "a41c9e2", "reconcile_settlement", "3.9.4", "acme-9")]
+        ['key', 'hash', 'function', 'version', 'slug']
+    """
+    for shape, pattern in ID_SHAPE_PATTERNS:
+        if pattern.fullmatch(surface):
+            return shape
+    return "other"

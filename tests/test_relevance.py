@@ -1,0 +1,96 @@
+"""ragkit.text.relevance: question terms, a sentence's context, and the cue patterns resolution reads."""
+
+from __future__ import annotations
+
+from ragkit.text.relevance import (
+    CAUSAL_QUESTION,
+    CAUSE,
+    CODE,
+    COMPLETED,
+    DEONTIC,
+    DEONTIC_QUESTION,
+    DETECTION,
+    MONTH_NAMES,
+    NOT_CODES,
+    ROOT_CAUSE,
+    condition_event,
+    context,
+    is_heading_or_table_head,
+    mentions,
+    named_month,
+    question_terms,
+)
+
+TABLE = "# EUR cutoffs\n\nIntro line.\n\n| Currency | Cutoff |\n|---|---|\n| EUR | 16:00 |\n| GBP | 14:30 |"
+
+
+def _line(text: str, start: str) -> tuple[int, int]:
+    a = text.index(start)
+    b = text.find("\n", a)
+    return a, (b if b >= 0 else len(text))
+
+
+def test_question_terms_are_content_stems() -> None:
+    # who/the/of/for/on are stop words, March a month, Friday a weekday, 3.9.4 has no letter to start
+    # a word; "rollout" and "approved" map to their SAME_MEANING classes
+    terms = question_terms("Who approved the March rollout of 3.9.4 for Acme on Friday?")
+    assert terms == {"appro", "rolli", "acme"}
+    # three- and four-letter month abbreviations go too; "is" is shorter than three letters
+    assert question_terms("Is the jan cutoff in sept different?") == {"cutof", "diffe"}
+    # the question's generic predicate words ("applies", "value") are stop words here
+    assert question_terms("Which value applies?") == set()
+
+
+def test_context_is_the_heading_and_for_a_table_row_the_header_row() -> None:
+    assert context(TABLE, TABLE.index("| GBP")) == "# EUR cutoffs\n| Currency | Cutoff |\n"
+    assert context(TABLE, TABLE.index("Intro")) == "# EUR cutoffs"
+    assert context("no heading", 0) == ""
+
+
+def test_headings_and_table_heads_are_not_claims() -> None:
+    assert is_heading_or_table_head(TABLE, *_line(TABLE, "# EUR"))
+    assert is_heading_or_table_head(TABLE, *_line(TABLE, "| Currency"))  # the row above the separator
+    assert is_heading_or_table_head(TABLE, *_line(TABLE, "|---"))
+    assert not is_heading_or_table_head(TABLE, *_line(TABLE, "| EUR"))
+    assert not is_heading_or_table_head(TABLE, *_line(TABLE, "Intro"))
+
+
+def test_mentions_whole_words_any_case() -> None:
+    assert mentions("Cutover completed for Acme.", "acme")
+    assert not mentions("acme-9 failed", "acme")  # a hyphen joins words
+    assert not mentions("acmecorp", "acme")
+    assert mentions("see OPS-12.", "ops-12")
+
+
+def test_named_month_needs_in_a_full_month_name_and_a_year() -> None:
+    assert named_month("initech-32644 had an issue in September 2025. What is the ticket key?") == (2025, 9)
+    assert named_month("What happened in sept 2025?") is None
+    assert named_month("September 2025 was busy") is None
+    assert MONTH_NAMES[0] == "january" and len(MONTH_NAMES) == 12
+
+
+def test_condition_event() -> None:
+    assert condition_event("until cutover") == "cutov"
+    assert condition_event("until the cutover") == "cutov"
+    assert condition_event("for non-migrated tenants") == "migra"
+    assert condition_event("while not yet migrated") == "migra"
+    assert condition_event("always") is None
+
+
+def test_cue_patterns() -> None:
+    assert CAUSAL_QUESTION.search("Why did it fail?") and CAUSAL_QUESTION.search("what went wrong")
+    assert not CAUSAL_QUESTION.search("Which cutoff applies?")
+    assert CAUSE.search("It failed because the batch ran twice.")
+    assert DETECTION.search("which is how they spotted it")
+    assert DETECTION.search("that is how the team noticed")
+    assert not DETECTION.search("which is why it failed")
+    assert ROOT_CAUSE.search("The root cause was a retry.") and not ROOT_CAUSE.search("It failed.")
+    assert COMPLETED.search("Cutover completed for acme") and COMPLETED.search("it went live")
+    assert not COMPLETED.search("Cutover planned")
+    assert DEONTIC_QUESTION.search("What does the policy require?")
+    assert DEONTIC.search("Payouts must be approved") and not DEONTIC.search("Payouts are approved")
+
+
+def test_codes_are_three_capitals_that_are_not_clock_words() -> None:
+    found = [c for c in CODE.findall("EUR at 16:00 CET, GBP-1 and CHF; API") if c not in NOT_CODES]
+    assert found == ["EUR", "CHF"]  # CET and API are not codes; GBP-1 is part of an identifier

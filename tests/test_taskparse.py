@@ -1,0 +1,128 @@
+"""ragkit.text.taskparse: reading a task into identifiers, names, dates, tenant and the ask."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragkit.core.errors import ValidationError
+from ragkit.text.taskparse import (
+    TaskFrame,
+    content_words,
+    feedback_terms,
+    find_identifiers,
+    jaccard,
+    keyword_query,
+    normalise_query,
+    parse_task,
+)
+
+
+def test_a_rule_question_with_a_full_date_is_read_at_that_date() -> None:
+    f = parse_task("Which settlement cutoff applies to Acme's Monday EUR batch on 19 January 2026?",
+                   tenant="acme", as_of="2026-01-20")
+    assert f.identifiers == () and f.names == ()  # Acme is the caller's tenant, Monday a weekday
+    assert f.tenant_named
+    assert f.date == "2026-01-19" and f.period is None  # a full date names no month period
+    assert not f.event and f.valid_at == "2026-01-19"  # "applies ... cutoff": a rule, at the task's date
+    assert f.as_of == "2026-01-20T00:00:00+00:00"
+    assert f.qualifiers == ("EUR",)
+    assert f.words == ("settlement", "cutoff", "applies", "acme", "monday", "eur", "batch", "january")
+    assert f.predicate == ("settlement", "cutoff", "applies", "eur", "batch")
+
+
+def test_an_event_question_in_a_month_without_a_year_takes_the_latest_such_month() -> None:
+    f = parse_task("Why did our reconciliation fail in July?", tenant="acme", as_of="2026-02-02")
+    assert f.tenant_named  # "our"
+    assert f.period == ("2025-07-01", "2025-08-01")  # July after February 2026: July 2025
+    assert f.event and f.valid_at is None  # validity filtering would hide what happened
+    assert f.predicate == ("reconciliation", "fail")
+
+
+def test_a_month_in_the_as_of_month_is_this_year() -> None:
+    f = parse_task("What failed in February?", tenant="acme", as_of="2026-02-02")
+    assert f.period == ("2026-02-01", "2026-03-01")
+    assert parse_task("What failed in December 2025?", tenant="acme").period == ("2025-12-01", "2026-01-01")
+    assert parse_task("What failed in July?", tenant="acme").period is None  # no year, no as_of
+
+
+def test_identifiers_are_not_content_words() -> None:
+    f = parse_task("Which commit fixed OPS-3318 in reconcile_settlement?", tenant="globex")
+    assert f.identifiers == ("OPS-3318", "reconcile_settlement")
+    assert f.id_kinds == {"OPS-3318": "key", "reconcile_settlement": "function"}
+    assert f.words == ("commit", "fixed")
+    assert not f.tenant_named and f.as_of is None
+    assert f.entities == ("ops-3318", "reconcile_settlement")
+    assert keyword_query(f) == "OPS-3318 reconcile_settlement commit fixed"
+
+
+def test_another_tenant_is_a_name_and_dates_in_other_forms() -> None:
+    f = parse_task("What did Initech report on Jan 5, 2026?", tenant="acme", as_of="2026-02-01")
+    assert f.names == ("Initech",) and not f.tenant_named
+    assert f.date == "2026-01-05"
+    iso = parse_task("Is the 2026-01-15 payout limit for Globex still in effect?", tenant="acme")
+    assert iso.date == "2026-01-15" and iso.names == ("Globex",)
+    assert not iso.event and iso.valid_at == "2026-01-15"  # "limit", "in effect": a rule
+
+
+def test_a_sentence_opener_is_not_a_name_but_a_possessive_is() -> None:
+    assert parse_task("Deploys for Globex stopped.", tenant="acme").names == ("Globex",)
+    assert parse_task("Deploys stopped. Globex asked why.", tenant="acme").names == ()  # opens a sentence
+    assert parse_task("Globex's batch failed.", tenant="acme").names == ("Globex",)
+    assert parse_task("Globex batch failed.", tenant="acme").names == ()
+
+
+def test_find_identifiers_kinds_in_order_without_repeats() -> None:
+    text = "E-4471 in reconcile_settlement, commit a41c9e2 (RO-7702, 3.9.4), acme-9, runbook-v2, E-4471"
+    assert find_identifiers(text) == [
+        ("E-4471", "key"),
+        ("reconcile_settlement", "function"),
+        ("a41c9e2", "commit"),
+        ("RO-7702", "key"),
+        ("3.9.4", "version"),
+        ("acme-9", "account"),
+        ("runbook-v2", "docref"),
+    ]
+
+
+def test_find_identifiers_skips_months_plain_backticks_and_short_keys() -> None:
+    assert find_identifiers("due june-30") == []  # a month with a number is a date, not an account
+    assert find_identifiers("run `make` or `make_all`") == [("make_all", "function")]
+    assert find_identifiers("see `cfg.yaml`") == [("cfg.yaml", "code")]
+    assert find_identifiers("OPS-1 is too short") == []
+
+
+def test_content_words() -> None:
+    words = content_words("Why did Acme's January reconciliation fail?")
+    assert words == ["acme", "january", "reconciliation", "fail"]
+    assert content_words("What is the EUR cutoff, the EUR one?", drop=["eur"]) == ["cutoff"]
+    assert content_words("a I x 42") == []  # stopwords, single letters and numbers go
+
+
+def test_feedback_terms_share_no_stem_with_the_query() -> None:
+    texts = ["the settlement batch ran twice", "settlement batch twice again", "batches of settlements"]
+    # "batch" and "settlement" are in 3 texts, "twice" in 2; "batch"/"batches" and
+    # "settlement"/"settlements" share a stem, so each stem is offered once
+    assert feedback_terms(texts, "acme failure") == ["batch", "settlement", "twice"]
+    assert feedback_terms(texts, "settlement failure") == ["batch", "twice"]
+    assert feedback_terms(texts, "acme", n=1) == ["batch"]
+    # min_docs shrinks to 1 for a single text; "one", "only" and "here" are stopwords
+    assert feedback_terms(["one text only here"], "acme") == ["text"]
+
+
+def test_queries_equal_up_to_order_and_case() -> None:
+    assert normalise_query("Acme, settlement FAILURE acme") == "acme failure settlement"
+    assert jaccard("acme settlement", "Settlement ACME") == 1.0
+    assert jaccard("acme settlement", "acme batch") == pytest.approx(1 / 3)
+    assert jaccard("", "?") == 1.0
+
+
+def test_a_bad_task_or_as_of_is_a_clear_error() -> None:
+    with pytest.raises(ValidationError):
+        parse_task("   ")
+    with pytest.raises(ValidationError):
+        parse_task("What failed?", as_of="yesterday")
+
+
+def test_task_frame_defaults() -> None:
+    f = TaskFrame(task="x", tenant="*")
+    assert f.identifiers == () and f.entities == () and f.id_kinds == {}
