@@ -208,3 +208,34 @@ def test_names_in_docs_and_docstrings_resolve() -> None:
             if not ref.endswith((".py", ".ipynb", ".md", ".json", ".jsonl")) and not _resolves(ref):
                 dangling.add(f"{path.relative_to(ROOT)}: {ref}")
     assert not dangling, "names that no longer exist:\n" + "\n".join(sorted(dangling))
+
+
+def _readme_tree() -> set[str]:
+    """Module paths (``core/ids``, ``agent/offline/judging``) listed in the README's layout tree."""
+    block = re.search(r"```text\nragkit/\n(.*?)```", (ROOT / "README.md").read_text(), flags=re.S)
+    assert block, "README.md has no ```text tree starting with 'ragkit/'"
+    listed: set[str] = set()
+    folders: list[tuple[int, str]] = []
+    for line in block.group(1).splitlines():
+        if not line.strip():
+            continue
+        indent = len(line) - len(line.lstrip())
+        folders = [(i, f) for i, f in folders if i < indent]
+        first = line.split()[0]
+        if first.endswith("/"):
+            folders.append((indent, first.rstrip("/")))
+        elif first.endswith(".py"):
+            if first != "__init__.py":
+                listed.add(first.removesuffix(".py"))
+        else:
+            prefix = "/".join(f for _, f in folders)
+            listed.update(f"{prefix}/{name}" for name in line.split())
+    return listed
+
+
+def test_readme_tree_lists_every_module() -> None:
+    actual = {str(path.relative_to(PACKAGE).with_suffix("")) for path in PACKAGE.rglob("*.py")
+              if path.name != "__init__.py" and path.name != "__main__.py"}
+    listed = _readme_tree()
+    assert listed == actual, (f"README layout tree is out of date: missing {sorted(actual - listed)}, "
+                              f"no longer exists {sorted(listed - actual)}")

@@ -247,3 +247,18 @@ def test_eval_full_smoke(tmp_path):
         text = (tmp_path / f"eval_{placement}.md").read_text()
         assert "end to end" in text and "Wall time" in text
         assert (tmp_path / f"eval_{placement}.json").stat().st_size > 0
+
+
+def test_parity_smoke(tmp_path):
+    """Two dumps of the same checkout compare equal; a changed hit makes `compare` exit 1."""
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    run("parity.py", "dump", str(a), "--limit", "2", "--every", "1", timeout=600)
+    dumped = json.loads(a.read_text())
+    assert len(dumped["funnel"]) == 2 and len(dumped["agent"]) == 2
+    assert "0 differ" in run("parity.py", "compare", str(a), str(a))
+    first = next(iter(dumped["funnel"]))
+    dumped["funnel"][first][0][1] += 0.001
+    b.write_text(json.dumps(dumped))
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "parity.py"), "compare", str(a), str(b)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert proc.returncode == 1 and "1 differ" in proc.stdout
