@@ -9,9 +9,10 @@ filters pass it. An id the caller may not read gets exactly the same answer as a
 does not exist (:meth:`DocumentReader.unavailable`): no existence oracle.
 
 Example:
+    >>> from ragkit.tools import TOOL_SPECS
     >>> reader = DocumentReader(Scope("acme", ["ops"]), Filters(), ToolSettings(), TOOL_SPECS)
-    >>> reader.retrieve(as_backend(index), ["settlement-policy-v3"])["documents"][0]["kind"]
-    ... # doctest: +SKIP
+    >>> backend = as_backend(index)                                 # doctest: +SKIP
+    >>> reader.retrieve(backend, ["settlement-policy-v3"])["documents"][0]["kind"]  # doctest: +SKIP
     'document'
 """
 
