@@ -122,3 +122,20 @@ def publish(path: Path, text: str, *, echo: bool = True) -> str:
     if echo:
         print(text)
     return text
+
+
+#: The splits file of the bundled case sets (``ragkit.evaluation.splits``).
+SPLITS = ROOT / "datasets" / "opscorpus" / "splits.json"
+#: The hand-written paraphrase cases over the bundled corpus.
+PARAPHRASES = ROOT / "datasets" / "opscorpus" / "paraphrases.jsonl"
+
+
+def per_split(items: Sequence[T], split_of: Callable[[T], str], n: int) -> list[T]:
+    """About ``n`` items from each split (:func:`evenly` within it), in their original order."""
+    if not n:
+        return list(items)
+    groups: dict[str, list[T]] = {}
+    for item in items:
+        groups.setdefault(split_of(item), []).append(item)
+    keep = {id(x) for group in groups.values() for x in evenly(group, n)}
+    return [x for x in items if id(x) in keep]

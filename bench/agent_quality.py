@@ -1,4 +1,4 @@
-"""End-to-end quality of the reference agent on the bundled evidence cases, per placement.
+"""End-to-end quality of the reference agent on evidence cases, per placement and split.
 
 Every case runs as its caller (tenant and groups), at its ``as_of``, over the documents
 published by then (the Toolbox applies :func:`ragkit.core.snapshot_filters`), with the
@@ -16,15 +16,23 @@ Scoring, per case, is :func:`ragkit.evaluation.score_case` (the same definitions
 * every delivered (not abstained) answer: each inline citation must be a span delivered in
   that run and :func:`ragkit.evidence.verify` must pass; failures are counted.
 
-Development used the even-index cases (file order); odd-index cases are reported apart as
-held-out. Identical tool calls of one case are cached across placements (the pipeline's search
-is the hybrid's first search); a cached call counts the time it took when it ran.
+Splits (:mod:`ragkit.evaluation.splits`, ``datasets/opscorpus/splits.json``): the bundled cases
+are split by template family, whole families held out from development (``heldout``; the file's
+``how_chosen`` says how they were chosen); any other case file (``--cases FILE``) is split by its
+own key in that file (for ``paraphrases.jsonl``, the ``sealed`` facts against the rest). Sealed
+cases run only with ``--split sealed`` or ``--split all``, and the report never lists their ids.
+Per split and placement the report gives end-to-end accuracy on answerable cases, honest
+abstention and false assertions on unanswerable ones, over-abstention (abstained on an answerable
+case) and delivered answers with an unverifiable citation, and the same per tag. Identical tool
+calls of one case are cached across placements (the pipeline's search is the hybrid's first
+search); a cached call counts the time it took when it ran.
 
 Usage::
 
-    OMP_NUM_THREADS=1 python bench/agent_quality.py                 # all cases, three placements
-    python bench/agent_quality.py --sample 60 --split dev           # a quick development sample
-    python bench/agent_quality.py --cases story-eur-cutoff --show   # print one trace
+    OMP_NUM_THREADS=1 python bench/agent_quality.py                 # all bundled cases, three placements
+    python bench/agent_quality.py --per-split 40 --placements hybrid  # about 40 cases of each split
+    python bench/agent_quality.py --cases datasets/opscorpus/paraphrases.jsonl --split dev
+    python bench/agent_quality.py --ids story-eur-cutoff --show      # print one trace
 """
 
 from __future__ import annotations
@@ -40,12 +48,12 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from _common import course_cases, evenly, parser, pct, publish
+from _common import CASES, SPLITS, course_cases, evenly, parser, pct, per_split, publish
 
 from ragkit import PLACEMENTS, Agent, Funnel, Toolbox
 from ragkit.core import parse_time, snapshot_filters
 from ragkit.course import course_index
-from ragkit.evaluation import failure_kind, score_case
+from ragkit.evaluation import assign_splits, failure_kind, load_splits, score_case, splits_key
 
 CITE = re.compile(r"\[([^\[\]\s]+#[^\[\]\s]*)\]")
 
@@ -162,11 +170,40 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "honest": sum(r["honest"] for r in una),
         "false": sum(r["false_assertion"] for r in una),
         "unverifiable": sum(r["unverifiable"] for r in rows),
+        "over": sum(bool(r.get("over_abstained")) for r in ans),
     }
     out["accuracy"] = out["correct"] / len(ans) if ans else float("nan")
     out["honesty"] = out["honest"] / len(una) if una else float("nan")
     out["false_rate"] = out["false"] / len(una) if una else float("nan")
+    out["over_rate"] = out["over"] / len(ans) if ans else float("nan")
     return out
+
+
+def ratio(n: int, d: int) -> str:
+    """``0.875 (7/8)``, or ``-`` when there is nothing to count."""
+    return f"{n / d:.3f} ({n}/{d})" if d else "-"
+
+
+def split_table(rows_by_split: dict[str, dict[str, list[dict[str, Any]]]]) -> str:
+    """The quality bar's table: one row per split and placement."""
+    lines = [
+        "| split | placement | cases | answerable: end-to-end accuracy | unanswerable: honest abstention "
+        "| false assertions (answered an unanswerable case) "
+        "| over-abstention (abstained on an answerable case) "
+        "| delivered answers with an unverifiable citation |",
+        "|" + "---|" * 8,
+    ]
+    for name, by_placement in rows_by_split.items():
+        for placement, rows in by_placement.items():
+            if not rows:
+                continue
+            s = summarise(rows)
+            lines.append(
+                f"| {name} | {placement} | {len(rows)} | {ratio(s['correct'], s['answerable'])} "
+                f"| {ratio(s['honest'], s['unanswerable'])} | {ratio(s['false'], s['unanswerable'])} "
+                f"| {ratio(s['over'], s['answerable'])} | {s['unverifiable']} |"
+            )
+    return "\n".join(lines)
 
 
 def table(rows_by_placement: dict[str, list[dict[str, Any]]]) -> str:
@@ -202,6 +239,11 @@ def honesty_table(rows_by_placement: dict[str, list[dict[str, Any]]]) -> str:
         + " |"
     )
     lines.append(
+        "| answerable: over-abstention | "
+        + " | ".join(ratio(s["over"], s["answerable"]) for s in sums.values())
+        + " |"
+    )
+    lines.append(
         "| delivered answers with an unverifiable citation | "
         + " | ".join(str(s["unverifiable"]) for s in sums.values())
         + " |"
@@ -228,14 +270,28 @@ def honesty_table(rows_by_placement: dict[str, list[dict[str, Any]]]) -> str:
     return "\n".join(lines)
 
 
+SPLIT_LABELS = {
+    "dev": "development (families open to rule development)",
+    "heldout": "held-out template families",
+    "sealed": "sealed (no rule developed against it; failures not listed)",
+}
+
+
 def main() -> None:
     ap = parser(__doc__, "agent_quality.md", flag="--out")
     ap.add_argument("--placements", default=",".join(PLACEMENTS))
-    ap.add_argument("--split", choices=("all", "dev", "heldout"), default="all")
+    ap.add_argument("--cases", type=Path, default=CASES, help="a case file (default: the bundled cases)")
+    ap.add_argument("--splits", type=Path, default=SPLITS, help="the splits file")
+    ap.add_argument("--split-key", default="", help="its key for these cases (default: from the file name)")
+    ap.add_argument(
+        "--split", default="unsealed",
+        help="dev, heldout, sealed, ... ; unsealed (default): every case but sealed ones; all: every case",
+    )
     ap.add_argument(
         "--sample", type=int, default=0, help="every n-th case to reach about this many (0 = all)"
     )
-    ap.add_argument("--cases", default="", help="comma-separated case ids")
+    ap.add_argument("--per-split", type=int, default=0, help="about this many cases of each split (0 = all)")
+    ap.add_argument("--ids", default="", help="comma-separated case ids")
     ap.add_argument("--show", action="store_true", help="print each trace")
     ap.add_argument("--every", type=int, default=0, help="rewrite the report every N cases (0 = at the end)")
     ap.add_argument(
@@ -247,13 +303,16 @@ def main() -> None:
     ap.add_argument("--rows", type=Path, default=None, help="write per-case rows as JSON Lines")
     args = ap.parse_args()
 
-    cases = course_cases()
-    split = {c.id: ("dev" if i % 2 == 0 else "heldout") for i, c in enumerate(cases)}
-    if args.split != "all":
+    cases = course_cases(args.cases)
+    split = assign_splits(cases, load_splits(args.splits), args.split_key or splits_key(args.cases))
+    if args.split == "unsealed":
+        cases = [c for c in cases if split[c.id] != "sealed"]
+    elif args.split != "all":
         cases = [c for c in cases if split[c.id] == args.split]
-    if args.cases:
-        wanted = set(args.cases.split(","))
+    if args.ids:
+        wanted = set(args.ids.split(","))
         cases = [c for c in cases if c.id in wanted]
+    cases = per_split(cases, lambda c: split[c.id], args.per_split)
     cases = evenly(cases, args.sample)
     if args.order == "stride":
         cases = [cases[(i * 7) % len(cases)] for i in range(len(cases))] if len(cases) % 7 else cases
@@ -270,16 +329,23 @@ def main() -> None:
             result = Agent(box, placement=placement).run(case.task, as_of=case.as_of.isoformat())
             row = score(case, result)
             row["split"] = split[case.id]
+            row["family"] = case.family
             row["placement"] = placement
             rows[placement].append(row)
             if args.show:
                 print(result, "\n")
         done = " ".join(f"{p}:{'ok' if rows[p][-1]['passed'] else 'x'}" for p in placements)
-        print(f"[{n}/{len(cases)}] {case.id} {done} ({time.perf_counter() - t0:.0f}s)", flush=True)
+        shown = case.id if split[case.id] != "sealed" else "(sealed)"
+        print(f"[{n}/{len(cases)}] {shown} {done} ({time.perf_counter() - t0:.0f}s)", flush=True)
 
         if args.every and n % args.every == 0 and n < len(cases):
             write_report(rows, n, len(cases), time.perf_counter() - t0, args, partial=True)
     write_report(rows, len(cases), len(cases), time.perf_counter() - t0, args)
+
+
+def shown(ids: list[str]) -> list[str]:
+    """The first four case ids that may be shown (sealed cases are not)."""
+    return [i for i in ids if i != "(sealed)"][:4]
 
 
 def write_report(
@@ -292,13 +358,29 @@ def write_report(
     partial: bool = False,
 ) -> None:
     """Write the tables (and per-case rows) for the cases run so far."""
+    names = sorted({r["split"] for rs in rows.values() for r in rs}, key=lambda n: (n != "dev", n))
+    by_split = {"all": rows}
+    by_split |= {n: {p: [r for r in rs if r["split"] == n] for p, rs in rows.items()} for n in names}
+    families = {
+        n: sorted({r["family"] for rs in rows.values() for r in rs if r["split"] == n}) for n in names
+    }
     parts = [
         "# Reference agent: end-to-end quality per placement\n",
         f"Command: `OMP_NUM_THREADS=1 python bench/agent_quality.py {' '.join(sys.argv[1:])}`; "
-        f"{done} cases{f' (PARTIAL: {done} of {total})' if partial else ''}, {wall / 60:.1f} min wall "
-        "on a shared, loaded 2-core machine (times are "
+        f"{done} cases of `{args.cases.name}`{f' (PARTIAL: {done} of {total})' if partial else ''}, "
+        f"{wall / 60:.1f} min wall on a shared, loaded 2-core machine (times are "
         "noisy). Offline policy (a transparent rule-based baseline, not a model). Each case runs as its "
         "caller at its as_of over the documents published by then.\n",
+        "## Per split and placement\n",
+        f"Splits from `{args.splits.name}` key `{args.split_key or splits_key(args.cases)}`: "
+        + "; ".join(
+            f"{n}: {len(families[n])} families"
+            + (f" ({', '.join(families[n])})" if n not in ("dev", "sealed") else "")
+            for n in names
+        )
+        + ".\n",
+        split_table(by_split),
+        "",
         "## Correct end-to-end answers on answerable cases (all cases)\n",
         table(rows),
         "",
@@ -306,23 +388,20 @@ def write_report(
         honesty_table(rows),
         "",
     ]
-    for name in ("dev", "heldout"):
-        sub = {p: [r for r in rs if r["split"] == name] for p, rs in rows.items()}
-        if not any(sub.values()):
-            continue
-        label = "development (even-index cases)" if name == "dev" else "held-out (odd-index cases)"
-        parts += [f"## Split: {label}\n", table(sub), "", honesty_table(sub), ""]
+    for name in names:
+        sub = by_split[name]
+        parts += [f"## Split: {SPLIT_LABELS.get(name, name)}\n", table(sub), "", honesty_table(sub), ""]
     parts.append("## What the failures have in common\n")
     for placement, rs in rows.items():
         kinds: dict[str, list[str]] = defaultdict(list)
         for r in rs:
             if failure_kind(r):
-                kinds[failure_kind(r)].append(r["id"])
+                kinds[failure_kind(r)].append(r["id"] if r["split"] != "sealed" else "(sealed)")
         parts.append(
             f"**{placement}**: "
             + (
                 "; ".join(
-                    f"{k}: {len(v)} (e.g. {', '.join(v[:4])})"
+                    f"{k}: {len(v)} (e.g. {', '.join(shown(v)) or 'sealed only'})"
                     for k, v in sorted(kinds.items(), key=lambda x: -len(x[1]))
                 )
                 or "none"
@@ -334,7 +413,8 @@ def write_report(
         with args.rows.open("w") as fh:
             for rs in rows.values():
                 for r in rs:
-                    fh.write(json.dumps(r, default=str) + "\n")
+                    if r["split"] != "sealed":
+                        fh.write(json.dumps(r, default=str) + "\n")
     if not partial:
         print("\n".join(parts))
 

@@ -3,9 +3,11 @@
 Modules, bottom to top (import-linter's ``ragkit.agent`` contract in ``pyproject.toml``):
 :mod:`~ragkit.agent.state` (the records a policy sees and proposes, and the policy protocol),
 :mod:`~ragkit.agent.llm` (LLM clients), :mod:`~ragkit.agent.result` (what a run returns),
-:mod:`~ragkit.agent.tool_loop` (a model answers with the tools: ``ragkit ask``),
 :mod:`~ragkit.agent.offline` and :mod:`~ragkit.agent.llm_policy` (the policies), and
-:mod:`~ragkit.agent.loop` (the :class:`Agent` that runs a policy under its guards).
+:mod:`~ragkit.agent.loop` (the :class:`Agent` that runs a policy under its guards). Every policy
+runs in that one loop, with its search cap, loop refusal, decision record and citation checks:
+``ragkit ask`` runs ``Agent(toolbox, LLMPolicy(client))`` when ``RAGKIT_LLM`` is set and the
+offline policy otherwise.
 """
 
 from ragkit.agent.llm import (
@@ -21,19 +23,11 @@ from ragkit.agent.llm import (
     client_from_env,
     configured,
 )
-from ragkit.agent.llm_policy import KIND_OF_TOOL, LLMPolicy, LLMRun
+from ragkit.agent.llm_policy import KIND_OF_TOOL, LLMPolicy, LLMRun, system_prompt
 from ragkit.agent.loop import Agent, ask_offline
 from ragkit.agent.offline import CONTRADICTION_TERMS, Judgement, OfflinePolicy, OfflineRun, abstention_text
 from ragkit.agent.result import AgentResult
 from ragkit.agent.state import ACTIONS, PLACEMENTS, Action, AgentState, EvidenceUse, Policy, PolicyRun, Step
-from ragkit.agent.tool_loop import (
-    LoopResult,
-    answer_with_llm,
-    format_result,
-    prepare_ask,
-    run_tool_loop,
-    system_prompt,
-)
 
 __all__ = [
     "ACTIONS",
@@ -51,7 +45,6 @@ __all__ = [
     "LLMNotConfigured",
     "LLMPolicy",
     "LLMRun",
-    "LoopResult",
     "OfflinePolicy",
     "OfflineRun",
     "OpenAIChat",
@@ -64,12 +57,8 @@ __all__ = [
     "ToolCall",
     "Usage",
     "abstention_text",
-    "answer_with_llm",
     "ask_offline",
     "client_from_env",
     "configured",
-    "format_result",
-    "prepare_ask",
-    "run_tool_loop",
     "system_prompt",
 ]

@@ -16,8 +16,8 @@ and connection errors with exponential backoff (0.5 s doubling to 8 s, with jitt
 the server's ``Retry-After``). An unreachable endpoint, a missing or rejected key, and a
 rate limit that outlasts the retries each raise :class:`LLMError` saying what to set.
 
-The plain tool loop of ``ragkit ask`` (:func:`ragkit.agent.tool_loop.run_tool_loop`) and the
-LLM policy of the agent loop (:mod:`ragkit.agent.llm_policy`) use these clients.
+The LLM policy of the agent loop (:class:`ragkit.agent.llm_policy.LLMPolicy`, which ``ragkit ask``
+runs when ``RAGKIT_LLM`` is set) uses these clients.
 
 The tests of this module (tests/test_llm.py) are wire-format tests: a real HTTP server
 on loopback replays request/response pairs in each API's format through the real SDKs.

@@ -1,8 +1,9 @@
 """The LLM policy: a model drives the agent loop with native tool calls, under the same guards.
 
 :class:`LLMPolicy` plugs a :class:`ragkit.agent.llm.LLMClient` (OpenAI-compatible or Anthropic,
-chosen with ``RAGKIT_LLM``) into :class:`ragkit.agent.loop.Agent`. The model sees the three tool
-schemas and the system prompt of :func:`ragkit.agent.tool_loop.system_prompt`; each tool call it makes
+chosen with ``RAGKIT_LLM``) into :class:`ragkit.agent.loop.Agent`; it is what ``ragkit ask`` runs
+when an LLM is configured (the one loop for every policy). The model sees the three tool
+schemas and the system prompt of :func:`system_prompt`; each tool call it makes
 becomes one loop action (``search_knowledge`` -> ``search``, ``retrieve_documents`` ->
 ``fetch``, ``related_documents`` -> ``related``), so the loop's search cap, search-loop
 refusal and step ceiling apply exactly as they do to the offline policy; a refused call
@@ -12,14 +13,19 @@ reaches the model wrapped by :func:`ragkit.text.untrusted.wrap_untrusted`.
 In the ``pipeline`` and ``hybrid`` placements the always-on first search is shown to the
 model as a search it made. When the model stops calling tools, its text is the draft:
 
-* a draft with no ``[doc_id#anchor]`` citation is an abstention, in the model's words;
+* a draft with no ``[doc_id#anchor]`` citation is not an answer: the agent abstains and quotes
+  the model's words as such;
 * otherwise the loop verifies every citation and value (:func:`ragkit.evidence.citations.verify`),
   and resolution (:func:`ragkit.evidence.resolution.resolve`) runs over the delivered evidence: if
   it decides a value of the asked kind and the draft asserts a different one, the draft is
-  not delivered; the agent abstains and names both sources.
+  not delivered; the agent abstains and names both sources;
+* an answer whose citations do not verify is withheld by the loop, never delivered.
 
-This module is tested for the protocol over loopback servers that replay recorded API
-exchanges (``tests/test_agent.py``); the quality of any model's answers is untested here.
+:attr:`LLMPolicy.last_run` keeps the conversation and the token usage of the latest task.
+
+This module is tested for the protocol over loopback servers that speak each API's wire
+format (``tests/test_agent.py``, ``tests/test_llm.py``); the quality of any model's answers is
+untested here.
 
 Example:
     >>> from ragkit.agent.llm import configured                                 # doctest: +SKIP
@@ -34,21 +40,40 @@ from typing import Any
 
 from ragkit.agent.llm import LLMClient, Reply, ToolCall
 from ragkit.agent.state import Action, AgentState
-from ragkit.agent.tool_loop import system_prompt
 from ragkit.core.errors import ValidationError
 from ragkit.core.scope import Scope
 from ragkit.evidence.citations import CITATION_RE
 from ragkit.evidence.resolution import resolve
-from ragkit.text.untrusted import wrap_untrusted
+from ragkit.text.untrusted import SYSTEM_NOTE, wrap_untrusted
 from ragkit.text.values import read_values
 from ragkit.tools.responses import for_model
 from ragkit.tools.schemas import TOOL_SPECS, ToolSpec
 
-__all__ = ["LLMPolicy", "LLMRun", "KIND_OF_TOOL"]
+__all__ = ["LLMPolicy", "LLMRun", "KIND_OF_TOOL", "system_prompt"]
 
 #: Which loop action each tool call becomes.
 KIND_OF_TOOL = {"search_knowledge": "search", "retrieve_documents": "fetch", "related_documents": "related"}
 _ALWAYS_ON_ID = "always_on_1"
+
+
+def system_prompt(caller: Scope | None, as_of: str | None = None) -> str:
+    """The model's system prompt: how to use the tools, cite, abstain, and the trust note.
+
+    ``caller`` is the toolbox's scope (named so the model knows whose documents it reads);
+    ``as_of`` (an ISO date) asks for answers valid at that date.
+    """
+    when = f" Answer as of {as_of}: pass valid_at=\"{as_of}\" to search_knowledge." if as_of else ""
+    who = caller if caller is not None else "operator scope"
+    return (
+        f"You answer questions from a document collection using the retrieval tools, as the caller ({who}). "
+        "Search before answering; search again with other words or identifiers when results do not "
+        "answer the question; read a section with retrieve_documents when an excerpt is not enough. "
+        "Cite every claim inline as [doc_id#anchor] from tool results: every citation is checked "
+        "against the evidence the tools delivered in this conversation, and an answer whose citations "
+        "do not check is withheld. Prefer documents that are valid at the asked date and not "
+        "superseded. If the evidence is insufficient, say so and name what is missing instead of "
+        f"guessing.{when} {SYSTEM_NOTE}"
+    )
 
 
 @dataclass
@@ -156,7 +181,9 @@ class LLMRun:
         """The model's final text: no citation -> an abstention; else an answer checked by resolution."""
         text = (text or "").strip()
         if not CITATION_RE.search(text):
-            return Action("abstain", {"answer": text or "The model gave no answer."}, why)
+            words = f" The model said: {text}" if text else " The model gave no answer."
+            answer = "Not answered: the model's reply cites no evidence." + words
+            return Action("abstain", {"answer": answer}, why)
         record = resolve(state.task, state.delivered(), as_of=state.as_of, caller=state.caller)
         decision = record.decision
         if decision is not None and decision.kind in ("time", "amount", "date", "id"):
@@ -183,8 +210,10 @@ class LLMPolicy:
 
     Args:
         client: a :class:`ragkit.agent.llm.LLMClient` (e.g. ``ragkit.agent.llm.configured()``).
-        system: the system prompt (default: :func:`ragkit.agent.tool_loop.system_prompt` for the
-            toolbox's caller).
+        system: the system prompt (default: :func:`system_prompt` for the toolbox's caller).
+
+    Attributes:
+        last_run: the :class:`LLMRun` of the latest task (its conversation, requests and tokens).
     """
 
     def __init__(self, client: LLMClient, *, system: str | None = None):
@@ -197,20 +226,15 @@ class LLMPolicy:
         self.client = client
         self.system = system
         self.name = f"llm:{getattr(client, 'provider', '?')}:{getattr(client, 'model', '?')}"
+        self.last_run: LLMRun | None = None
 
     def begin(self, state: AgentState) -> LLMRun:
         """Start the conversation: the system prompt for the caller, the tool schemas and the task."""
-        system = self.system
-        if system is None:
-            system = system_prompt(_ScopeOnly(state.caller), state.as_of)  # type: ignore[arg-type]
+        system = self.system if self.system is not None else system_prompt(state.caller, state.as_of)
         run = LLMRun(self.client, system, list(TOOL_SPECS.values()))
         run.messages.append({"role": "user", "content": state.task})
+        self.last_run = run
         return run
-
-
-@dataclass
-class _ScopeOnly:
-    scope: Scope | None
 
 
 def _arguments(arguments: Any) -> dict[str, Any]:

@@ -12,6 +12,7 @@ Commands::
     ragkit staleness --index IDX              how far the index lags its sources
     ragkit eval CASES --index IDX [...]       evaluate a placement over evidence cases
     ragkit ask QUESTION --index IDX --tenant T   answer with the configured LLM (or the offline agent)
+    ragkit profile DIR [--json] [--out FILE]  derive a folder's corpus profile (identifier shapes, ...)
 
 The commands live by group in :mod:`ragkit.app.index_commands` (index, sync, staleness),
 :mod:`ragkit.app.search_commands` (search, ask, tools, mcp) and
@@ -30,6 +31,7 @@ import typer
 
 from ragkit.app.eval_commands import beir_cmd, demo_cmd, eval_cmd
 from ragkit.app.index_commands import index_cmd, staleness_cmd, sync_cmd
+from ragkit.app.profile_commands import profile_cmd
 from ragkit.app.search_commands import ask_cmd, mcp_cmd, search_cmd, tools_cmd
 
 __all__ = ["app", "main"]
@@ -48,6 +50,7 @@ app.command("sync")(sync_cmd)
 app.command("staleness")(staleness_cmd)
 app.command("eval")(eval_cmd)
 app.command("ask")(ask_cmd)
+app.command("profile")(profile_cmd)
 
 
 def main() -> None:  # pragma: no cover - console entry point

@@ -1,8 +1,11 @@
 """The search commands: ``ragkit search``, ``ragkit ask``, ``ragkit tools`` and ``ragkit mcp``.
 
 ``search`` runs the funnel as a caller and prints cited hits with per-stage ranks; ``ask``
-answers a question with the configured LLM (or the offline reference agent) calling the
-retrieval tools; ``tools`` prints the tools' JSON Schemas; ``mcp`` serves them over MCP.
+answers a question with the agent loop (:class:`ragkit.agent.loop.Agent`) driven by the
+configured LLM (:class:`ragkit.agent.llm_policy.LLMPolicy`) or, with none, the offline policy:
+either way under the loop's search cap and loop refusal, with a decision record and citation
+verification, and the output says whether the answer verified; ``tools`` prints the tools'
+JSON Schemas; ``mcp`` serves them over MCP.
 Each function is a Typer command, registered in :mod:`ragkit.app.cli`.
 """
 
@@ -15,19 +18,22 @@ from typing import Annotated
 
 import typer
 
-from ragkit.agent.llm import LLMNotConfigured
-from ragkit.agent.loop import ask_offline
-from ragkit.agent.tool_loop import format_result, prepare_ask, run_tool_loop
+from ragkit.agent.llm import LLMError, configured
+from ragkit.agent.llm_policy import LLMPolicy
+from ragkit.agent.loop import Agent
+from ragkit.agent.result import AgentResult
 from ragkit.app.display import hit_json, json_default, print_result
 from ragkit.app.exits import fail
 from ragkit.core.errors import RagkitError
-from ragkit.core.scope import Filters, Scope
+from ragkit.core.records import parse_time
+from ragkit.core.scope import Filters, Scope, snapshot_filters
 from ragkit.index.index import Index
 from ragkit.search.funnel import Funnel
 from ragkit.tools.mcp import run_mcp
 from ragkit.tools.schemas import ToolSettings, tool_schemas
+from ragkit.tools.toolbox import Toolbox
 
-__all__ = ["search_cmd", "ask_cmd", "tools_cmd", "mcp_cmd"]
+__all__ = ["search_cmd", "ask_cmd", "tools_cmd", "mcp_cmd", "verdict"]
 
 
 def search_cmd(
@@ -95,37 +101,76 @@ def ask_cmd(
     tenant: Annotated[str, typer.Option(help="the caller's tenant ('*' = all)")],
     groups: Annotated[str, typer.Option(help="the caller's ACL groups, comma separated")] = "",
     as_of: Annotated[str, typer.Option("--as-of", help="answer as of this ISO date")] = "",
-    max_turns: Annotated[int, typer.Option(help="rounds of tool calls before the model must answer")] = 6,
+    placement: Annotated[str, typer.Option(help="hybrid | tool | pipeline (where retrieval sits)")] \
+        = "hybrid",
+    max_searches: Annotated[int, typer.Option(help="cap on searches per question")] = 6,
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
 ) -> None:
-    """Answer QUESTION with the LLM set in RAGKIT_LLM, which calls the retrieval tools in your scope.
+    """Answer QUESTION with the agent loop, driven by the LLM set in RAGKIT_LLM (or the offline policy).
 
-    With no LLM configured (RAGKIT_LLM unset), the offline reference agent answers instead
-    (ragkit.agent.loop, hybrid placement, offline policy): its trace, decision record and verified
-    citations are printed.
+    The model (or, with RAGKIT_LLM unset, the offline reference policy) calls the retrieval tools
+    in your scope, under a cap on searches with repeated searches refused; every citation of the
+    answer is checked against the evidence delivered, and an answer that does not verify is
+    withheld. The trace, the decision record and the verdict (verified or not) are printed.
     """
     try:
-        if max_turns < 0:
-            raise ValueError(f"--max-turns={max_turns} must be 0 or more")
-        client, toolbox, day = prepare_ask(index, tenant, groups, as_of=as_of or None)
-    except LLMNotConfigured:
-        try:
-            offline = ask_offline(Index.load(index), question, tenant=tenant, groups=groups,
-                                  as_of=as_of or None)
-        except RagkitError as exc:
-            fail(exc)
-        if as_json:
-            sys.stdout.write(json.dumps(offline.to_json(), default=json_default) + "\n")
-        else:
-            typer.echo(str(offline))
-        return
+        if not question.strip():
+            raise ValueError("the question is empty")
+        moment = parse_time(as_of or None, field_name="--as-of")
+        client = configured()  # None: no LLM configured; raises on a bad setting or a missing key
+        policy = LLMPolicy(client) if client is not None else None
+        idx = Index.load(index)
+        scope = Scope(tenant, groups, all_groups=(tenant == "*" and not groups))
+        box = Toolbox(idx, scope, filters=snapshot_filters(moment) if moment is not None else None)
+        agent = Agent(box, policy, placement=placement, max_searches=max_searches)
     except (RagkitError, ValueError) as exc:
         fail(exc)
     try:
-        result = run_tool_loop(client, toolbox, question, max_turns=max_turns, as_of=day)
-    except RagkitError as exc:
+        result = agent.run(question, as_of=moment.date().isoformat() if moment else None)
+    except LLMError as exc:
         fail(exc, 1)
+    except RagkitError as exc:
+        fail(exc)
+    outcome, says = verdict(result)
+    usage = _usage(policy)
     if as_json:
-        sys.stdout.write(json.dumps(result.to_json(), default=json_default) + "\n")
-    else:
-        typer.echo(format_result(result))
+        payload = {**result.to_json(), "verified": outcome == "verified", "outcome": outcome, "verdict": says,
+                   **({"model": usage} if usage else {})}
+        sys.stdout.write(json.dumps(payload, default=json_default) + "\n")
+        return
+    typer.echo(str(result))
+    typer.echo(says)
+    if usage:
+        plural = "" if usage["requests"] == 1 else "s"
+        typer.echo(f"{usage['name']}: {usage['requests']} request{plural}, {usage['input_tokens']} input + "
+                   f"{usage['output_tokens']} output tokens")
+
+
+def verdict(result: AgentResult) -> tuple[str, str]:
+    """Whether ``result`` is a verified answer, in a word and in a sentence for the reader.
+
+    Returns ``("verified", ...)`` when the answer was delivered (the loop delivers an answer only
+    when every citation verified), ``("not_verified", ...)`` when a drafted answer failed the
+    citation check and was withheld, and ``("abstained", ...)`` otherwise.
+    """
+    if not result.abstained:
+        cited = ", ".join(dict.fromkeys(result.citations))
+        return "verified", ("VERIFIED: every citation checks against the evidence delivered in this run "
+                             f"({cited}).")
+    if result.verification is not None:
+        problems = "; ".join(
+            f"{', '.join(map(str, c.citations)) or 'no citation'}: {', '.join(c.reasons)}"
+            for c in result.verification.claims if not c.ok
+        ) or "the answer cites nothing"
+        return "not_verified", ("NOT VERIFIED: the drafted answer's citations do not check against the "
+                                f"evidence delivered in this run ({problems}); it is withheld, not an "
+                                "answer.")
+    return "abstained", "NO ANSWER: the agent abstained; nothing above is a verified answer."
+
+
+def _usage(policy: LLMPolicy | None) -> dict[str, object]:
+    run = policy.last_run if policy is not None else None
+    if policy is None or run is None:
+        return {}
+    return {"name": policy.name, "requests": run.requests, "input_tokens": run.input_tokens,
+            "output_tokens": run.output_tokens}

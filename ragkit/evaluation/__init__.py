@@ -167,6 +167,7 @@ from ragkit.evaluation.scoring import (
     search_traces,
     unverifiable_citation,
 )
+from ragkit.evaluation.splits import assign_splits, choose_heldout, load_splits, splits_key
 from ragkit.evaluation.sweep import (
     width_sweep,
 )
@@ -191,6 +192,7 @@ __all__ = [
     "agreement_table",
     "answer_correct",
     "asserted",
+    "assign_splits",
     "AUTHORITY_RANK",
     "beir_documents",
     "beir_index",
@@ -207,6 +209,7 @@ __all__ = [
     "CaseAgreement",
     "CaseLists",
     "check_gates",
+    "choose_heldout",
     "compare_record",
     "concurrency",
     "CostModel",
@@ -253,6 +256,7 @@ __all__ = [
     "load_cases",
     "load_cases_lenient",
     "load_gates",
+    "load_splits",
     "MakeRunner",
     "MATCHES",
     "MEASURED",
@@ -307,6 +311,7 @@ __all__ = [
     "SharedScores",
     "STAGES",
     "span_recall",
+    "splits_key",
     "TAGS",
     "takes",
     "task_latency_ms",

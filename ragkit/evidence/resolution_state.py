@@ -23,13 +23,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragkit.core.errors import ValidationError
-from ragkit.core.records import AUTHORITY_RANK, GLOBAL_TENANT, parse_time
+from ragkit.core.records import GLOBAL_TENANT, parse_time
 from ragkit.core.scope import Scope, as_scope
 from ragkit.evidence.decision import Conflict
 from ragkit.evidence.spans import Evidence
+from ragkit.text.profile import bundled_profile
 from ragkit.text.relevance import CAUSAL_QUESTION, CODE, DEONTIC_QUESTION, NOT_CODES, mentions, question_terms
 from ragkit.text.values import Value, asked_forms, asked_id_shape, asked_kind, read_values
 from ragkit.text.words import stem
+
+#: Authority ranks (the profile's ``authority_ranks``; equal to :data:`ragkit.core.records.AUTHORITY_RANK`).
+_RANKS = bundled_profile().authority_ranks
 
 __all__ = ["Item", "Resolution", "iso_day", "names_identifier", "refers_to"]
 
@@ -79,7 +83,7 @@ class Item:
     @property
     def rank(self) -> int:
         """The authority rank of its source (:data:`ragkit.core.records.AUTHORITY_RANK`)."""
-        return AUTHORITY_RANK.get(self.ev.envelope.authority, 0)
+        return _RANKS.get(self.ev.envelope.authority, 0)
 
     @property
     def when(self) -> dt.datetime:

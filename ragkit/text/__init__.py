@@ -1,7 +1,17 @@
 """Reading text without models: words and stems, value normalisation and reading, task parsing,
-relevance cues, untrusted-text checks."""
+relevance cues, untrusted-text checks; the corpus profile (corpus knowledge as data) and its derivation."""
 
 from ragkit.text.normalise import MONTH_NUMBER, MONTHS, VALUE_KINDS, normalise_value
+from ragkit.text.profile import (
+    BUNDLED_PROFILE_PATH,
+    PROFILE_FIELDS,
+    CorpusProfile,
+    bundled_profile,
+    load_profile,
+    load_profile_text,
+    profile_from_mapping,
+)
+from ragkit.text.profile_derive import NEW_AUTHORITY_RANK, SHAPE_CATALOGUE, derive_profile
 from ragkit.text.relevance import (
     CAUSAL_QUESTION,
     CAUSE,
@@ -76,6 +86,16 @@ from ragkit.text.words import (
 )
 
 __all__ = [
+    "BUNDLED_PROFILE_PATH",
+    "CorpusProfile",
+    "NEW_AUTHORITY_RANK",
+    "PROFILE_FIELDS",
+    "SHAPE_CATALOGUE",
+    "bundled_profile",
+    "derive_profile",
+    "load_profile",
+    "load_profile_text",
+    "profile_from_mapping",
     "CAUSAL_QUESTION",
     "CAUSE",
     "CODE",

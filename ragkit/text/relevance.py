@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 
 from ragkit.text.normalise import MONTH_NUMBER
+from ragkit.text.profile import bundled_profile
 from ragkit.text.words import QUESTION_STOPWORDS, WEEKDAYS, stem
 
 __all__ = [
@@ -63,42 +64,29 @@ def question_terms(text: str) -> set[str]:
     return out
 
 
-COMPLETED = re.compile(
-    r"\b(completed|complete|done|finished|finalised|finalized|went live|is live)\b", re.IGNORECASE
-)
-CONDITION = re.compile(
-    r"^\s*(?:until|till|before|while|for)\s+(?:the\s+)?(?:non-|not\s+yet\s+|un)?"
-    r"(?P<event>[a-z][a-z-]*)",
-    re.IGNORECASE,
-)
-
-
-CAUSAL_QUESTION = re.compile(
-    r"\bwhy\b|\bcaus|\bbehind\b|\bexplanation\b|\breason\b|\b(go|goes|gone|went) wrong\b", re.IGNORECASE
-)
-CAUSE = re.compile(
-    r"\broot cause\b|\bbecause\b|\bcaused\b|\bdue to\b|\bthat is (how|why)\b|"
-    r"\bwhich is (how|why)\b|\bthe reason\b|\bas a result\b|\bled to\b|"
-    r"\bresulted in\b|\bthe short version\b",
-    re.IGNORECASE,
-)
-
+_PROFILE = bundled_profile()
+#: A sentence says something was completed (the profile's ``completion_cues``).
+COMPLETED = re.compile(_PROFILE.completion_cues, re.IGNORECASE)
+#: A condition's event, in group ``event`` (``until cutover``; the profile's ``condition_grammar``).
+CONDITION = re.compile(_PROFILE.condition_grammar, re.IGNORECASE)
+#: A question asks why (the profile's ``causal_question``).
+CAUSAL_QUESTION = re.compile(_PROFILE.causal_question, re.IGNORECASE)
+#: A sentence states a cause (the profile's ``cause_cues``).
+CAUSE = re.compile(_PROFILE.cause_cues, re.IGNORECASE)
 
 CODE = re.compile(r"(?<![\w-])[A-Z]{3}(?![\w-])")
-#: Upper-case words that are not codes of things a question can be about (time zones, clock words).
-NOT_CODES = {"UTC", "CET", "CEST", "GMT", "BST", "EST", "EDT", "PST", "PDT", "AM", "PM", "ISO", "API", "FAQ"}
-#: "... which is how they spotted it" says how a problem was found, not what caused it.
-DETECTION = re.compile(
-    r"\b(that|which) is how (we|they|he|she|it|[a-z]+ team) "
-    r"(spotted|noticed|found|saw|detected|caught|learned)\b",
-    re.IGNORECASE,
-)
-DEONTIC_QUESTION = re.compile(
-    r"\brequire|\bmust\b|\bobliged\b|\bhave to\b|\ballowed\b|\bpermitted\b", re.IGNORECASE
-)
-DEONTIC = re.compile(r"\bmust\b|\bshall\b|\bis required\b|\bmay not\b|\bneeds? to\b|\bnever\b", re.IGNORECASE)
-ROOT_CAUSE = re.compile(r"\broot cause\b|\bthe cause (was|is)\b|\bcaused by\b", re.IGNORECASE)
-
+#: Upper-case words that are not codes of things a question can be about (time zones, clock
+#: words; the profile's ``not_codes``).
+NOT_CODES = set(_PROFILE.not_codes)
+#: "... which is how they spotted it" says how a problem was found, not what caused it
+#: (the profile's ``detection_cues``).
+DETECTION = re.compile(_PROFILE.detection_cues, re.IGNORECASE)
+#: A question asks what is required (the profile's ``deontic_question``).
+DEONTIC_QUESTION = re.compile(_PROFILE.deontic_question, re.IGNORECASE)
+#: A sentence states an obligation (the profile's ``deontic_cues``).
+DEONTIC = re.compile(_PROFILE.deontic_cues, re.IGNORECASE)
+#: A sentence names the root cause (the profile's ``root_cause_cues``).
+ROOT_CAUSE = re.compile(_PROFILE.root_cause_cues, re.IGNORECASE)
 
 MONTH_NAMES = sorted(MONTH_NUMBER, key=MONTH_NUMBER.__getitem__)
 

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from ragkit.core.errors import ValidationError
 from ragkit.core.records import parse_time
 from ragkit.text.normalise import MONTHS
+from ragkit.text.profile import bundled_profile
 from ragkit.text.words import TASK_ID_PATTERNS, TASK_STOPWORDS, WEEKDAYS, prefix5
 
 __all__ = [
@@ -53,20 +54,10 @@ __all__ = [
 _MONTH_RE = "|".join(m.capitalize() for m in MONTHS) + "|" + "|".join(m[:3].capitalize() for m in MONTHS)
 
 # words that mark a question about what happened (an event), not which rule holds
-_EVENT = re.compile(
-    r"\b(did|was|were|went|happened|caused?|failed|fail|broke|tracked|shipped|signed|approved|raised|"
-    r"logged|threw|thrown|reported|completed|finished|fixed|resolved|took|detected|showed|hit|ran|"
-    r"produced|came|emitted|deployed|released|rolled|gone|kicked|explains?)\b",
-    re.IGNORECASE,
-)
+_EVENT = re.compile(bundled_profile().event_cues, re.IGNORECASE)
 
 # words that mark a question about a standing rule or state, where validity at a moment matters
-_RULE = re.compile(
-    r"\b(appl(y|ies)|cut-?offs?|thresholds?|limits?|polic(y|ies)|reserves?|ceilings?|windows?|rules?|"
-    r"should|must|current(ly)?|as of|in effect|allowed|maximum|minimum|sweeps?|work to)\b",
-    re.IGNORECASE,
-)
-
+_RULE = re.compile(bundled_profile().rule_cues, re.IGNORECASE)
 
 @dataclass(frozen=True)
 class TaskFrame:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 
 from ragkit.text.normalise import MONTH_NUMBER
+from ragkit.text.profile import bundled_profile
 from ragkit.text.words import ID_VALUE_PATTERN, WEEKDAYS
 
 __all__ = [
@@ -54,20 +55,16 @@ KIND_FORMS: dict[str, tuple[str, ...]] = {
     "text": ("duration", "percentage", "count"),
 }
 
-#: Currency codes an amount starts with (``EUR 25,000``), as one regex alternation.
-CURRENCIES = (
-    "EUR|USD|GBP|CHF|SEK|DKK|NOK|PLN|CZK|HUF|JPY|CAD|AUD|NZD|RON|BGN|TRY|ZAR|SGD|HKD|CNY|INR|BRL|MXN"
-)
+#: Currency codes an amount starts with (``EUR 25,000``), as one regex alternation (the profile's
+#: ``currencies``).
+CURRENCIES = "|".join(bundled_profile().currencies)
 #: Month names and their abbreviations, longest first, as one regex alternation.
 MONTH_WORDS = "|".join(
     sorted({m for m in MONTH_NUMBER} | {m[:3] for m in MONTH_NUMBER} | {"sept"}, key=len, reverse=True)
 )
-#: The words a status field holds (``Status: blocked``), as one regex alternation.
-STATUS_WORDS = (
-    "won't do|wont do|in progress|in review|waiting on [a-z]+|investigating|blocked|done|resolved|"
-    "open|closed|completed|failed|rolled back|cancelled|canceled|draft|final|to do|todo|"
-    "monitoring|mitigated|acknowledged"
-)
+#: The words a status field holds (``Status: blocked``), as one regex alternation (the profile's
+#: ``statuses``).
+STATUS_WORDS = "|".join(bundled_profile().statuses)
 
 #: What each form of :data:`FORMS` looks like in a text (``id`` is
 #: :data:`ragkit.text.words.ID_VALUE_PATTERN`).
@@ -100,12 +97,10 @@ FORM_PATTERNS: dict[str, re.Pattern[str]] = {
     "count": re.compile(r"\b\d+\s+(?:attempts?|retries|tries|times|approvers?|signatures?)\b", re.IGNORECASE),
 }
 
-#: Capitalised words that are not people (table headers, months, weekdays, common labels).
-NOT_PEOPLE = {m.capitalize() for m in MONTH_NUMBER} | {d.capitalize() for d in WEEKDAYS} | set(
-    """
-    The This That Field Value Status Change Service Build Commit File Function Tenants Started
-    Completed Approved Who Does Version Effective Note Policy Operations Engineering Support
-    Tenant Currency Cutoff Time What Owner Reporter Assignee Type Target Migration Symptom
-    Likely Dashboard Cause Plan Testing Rollback Fix Done Blocked Open Closed Draft Final
-""".split()
+#: Capitalised words that are not people: months, weekdays and the profile's ``not_people``
+#: (table headers, common labels).
+NOT_PEOPLE = (
+    {m.capitalize() for m in MONTH_NUMBER}
+    | {d.capitalize() for d in WEEKDAYS}
+    | set(bundled_profile().not_people)
 )

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 
 from ragkit.core.errors import ValidationError
 from ragkit.text.normalise import VALUE_KINDS, normalise_value
+from ragkit.text.profile import bundled_profile
 from ragkit.text.value_patterns import CURRENCIES, FORM_KIND, FORM_PATTERNS, FORMS, KIND_FORMS, NOT_PEOPLE
 
 __all__ = [
@@ -146,41 +147,14 @@ def read_values(text: str, kind: str | None = None, *, forms: Sequence[str] | No
 # --------------------------------------------------------------------------------------
 # what a question asks for
 
-_ASK_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
-    (
-        r"\bwhy\b|\bwhat (caused|went wrong|happened)\b|\bwhat does .* require\b|\bhow did\b"
-        r"|\bwhat was behind\b|\bexplanation\b|\broot cause\b|\breason\b|\bwhat made\b"
-        r"|\b(go|goes|gone|went) wrong\b",
-        (),
-    ),
-    (
-        r"\b(what|which) time\b|\bby what time\b|\bcut-?offs?\b|\bcloses?\b|\bfreeze start\b|\bo'clock\b",
-        ("time",),
-    ),
-    (r"\bstatus\b|\bwhere does it stand\b|\bstate of\b", ("status",)),
-    (r"\bwho\b|\bwhose\b|\bwhich (engineer|person|approver|owner|(release )?manager)\b", ("person",)),
-    (
-        r"\bwhich ([\w-]+ )?(commit|ticket|rollout|deployment|release|function|build|change|key|error|"
-        r"account|version)\b|\bwhat ([\w-]+ )?(commit|build|version|function)\b"
-        r"|\b(commit|ticket key|rollout id|function name|build number|error code)\b"
-        r"|\bwhere in the code\b|\b(deployment|rollout|ticket|commit|release)\b.*\bwhich one\b",
-        ("id",),
-    ),
-    (r"\bsigned off\b|\bapproved\b", ("person",)),
-    (r"\bhow much\b|\bamount\b|\bthreshold\b|\bpayout limit\b|\bbalance\b", ("amount",)),
-    (r"\bpercent|\bshare of\b|\breserve\b|\bmarkup\b|%", ("percentage",)),
-    (r"\bhow long\b|\bwindow\b|\bperiod\b|\bdeadline\b|\bretention\b", ("duration",)),
-    (r"\bhow many\b|\bceiling\b|\bretr(y|ies)\b|\battempts\b", ("count",)),
-    (r"\bwhen\b|\b(which|what) (date|day)\b|\bon what date\b", ("date",)),
-    (r"\blimit\b|\bwhat value\b|\bcap\b", ("amount", "duration", "percentage", "count", "time")),
-)
-
+# the profile's ``ask_rules``: (pattern, forms), first match wins
+_ASK_RULES: tuple[tuple[str, tuple[str, ...]], ...] = bundled_profile().ask_rules
 
 def asked_forms(question: str) -> tuple[str, ...]:
     """The forms of value a question asks for, most likely first; ``()`` for a free-text answer.
 
     Rules are tried in order; the first whose pattern matches the question wins (a list
-    of documented regexes, not a model: extend ``_ASK_RULES`` for a new domain).
+    of documented regexes, not a model: extend the profile's ``ask_rules`` for a new domain).
 
     Example:
         >>> asked_forms("Which commit fixed OPS-3318?"), asked_forms("Why did the batch fail?")
@@ -195,13 +169,9 @@ def asked_forms(question: str) -> tuple[str, ...]:
     return ()
 
 
-_ASKED_SHAPES: tuple[tuple[str, str], ...] = (
-    (r"\bcommit\b|\bpatch\b", "hash"),
-    (r"\bfunction\b|\bwhere in the code\b|\bcode path\b|\bmethod\b", "function"),
-    (r"\bbuild\b|\bversion\b", "version"),
-    (r"\berror( code)?\b|\bcode\b", "code"),
-    (r"\b(ticket|rollout|deployment|release|change|key)\b", "key"),
-    (r"\baccount\b", "slug"),
+# the profile's ``asked_shapes``, as (pattern, shape)
+_ASKED_SHAPES: tuple[tuple[str, str], ...] = tuple(
+    (pattern, shape) for shape, pattern in bundled_profile().asked_shapes
 )
 
 

@@ -34,6 +34,8 @@ from __future__ import annotations
 
 import re
 
+from ragkit.text.profile import bundled_profile
+
 __all__ = [
     "TASK_STOPWORDS",
     "QUESTION_STOPWORDS",
@@ -87,15 +89,10 @@ WEEKDAYS = frozenset({"monday", "tuesday", "wednesday", "thursday", "friday", "s
 # --------------------------------------------------------------------------------------
 # stems
 
-#: Words of one meaning in operations writing (a small, documented thesaurus; extend it for
-#: another domain): a predicate stated with one of them is stated with any ("finish rolling
-#: out" is what "| Completed | 2026-01-22 |" in a rollout record states). Entries are stems.
-SAME_MEANING = (
-    ("finis", "compl", "done", "final", "ended"),
-    ("rolli", "rollo", "deplo", "relea", "ships", "shipp", "rolle"),
-    ("fix", "fixed", "fixes", "resol"),
-    ("appro", "signe", "sign"),
-)
+#: Words of one meaning (a small thesaurus of stems, the profile's ``synonyms``: extend it there
+#: for another domain): a predicate stated with one of them is stated with any ("finish rolling
+#: out" is what "| Completed | 2026-01-22 |" in a rollout record states).
+SAME_MEANING: tuple[tuple[str, ...], ...] = bundled_profile().synonyms
 _CANON = {w: group[0] for group in SAME_MEANING for w in group}
 
 
@@ -162,44 +159,27 @@ def compound_stems(text: str) -> set[str]:
 #: ``(kind, pattern)`` pairs that find identifiers in a task, tried in this order (an earlier
 #: kind claims its characters first); ``code`` takes its group 1, the text inside backticks.
 #: Used by :func:`ragkit.text.taskparse.find_identifiers`.
-TASK_ID_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("key", re.compile(r"\b[A-Z][A-Z0-9]{0,7}-\d{2,}(?:-[A-Z0-9]+)*\b")),  # OPS-3318, E-4471, RO-7719
-    ("account", re.compile(r"\b[a-z][a-z]{2,}-\d{1,}\b")),  # acme-9, globex-11271
-    ("function", re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")),  # reconcile_settlement
-    ("docref", re.compile(r"\b[a-z][a-z0-9]*(?:-[a-z0-9]+)*-v\d+\b")),  # pol-idempotency-v2, runbook-v2
-    ("version", re.compile(r"\b\d+\.\d+\.\d+\b")),  # 3.9.4
-    ("commit", re.compile(r"\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b")),  # a41c9e2
-    ("code", re.compile(r"`([^`\s]{3,})`")),  # anything in backticks
-)
+TASK_ID_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (kind, re.compile(pattern)) for kind, pattern in bundled_profile().task_id_patterns
+)  # key OPS-3318, account acme-9, function, docref runbook-v2, version 3.9.4, commit a41c9e2, code
 
 #: An identifier written in a span, as :func:`ragkit.text.values.read_values` reads the ``id``
-#: form: anything in backticks (2-60 characters), a key (``OPS-3318``), a slug (``acme-9``,
-#: ``ops-2987-c3``, ``policy-v3``), a function name, a commit hash, or a build number.
-#: Wider than :data:`TASK_ID_PATTERNS` (one-digit keys, any slug ending in a number).
-ID_VALUE_PATTERN = re.compile(
-    r"`[^`\n]{2,60}`"
-    r"|\b[A-Z][A-Z0-9]*-\d+\b"  # OPS-3318, RO-7702, E-4471
-    r"|\b[a-z][a-z0-9]*(?:-[a-z0-9]+)*-[a-z]?\d+\b"  # acme-9, ops-2987-c3, policy-v3
-    r"|\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b"  # reconcile_settlement
-    r"|\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b"  # commit a41c9e2
-    r"|\b\d+\.\d+\.\d+\b"  # build 3.9.4
+#: form (the profile's ``id_value_pattern``): anything in backticks (2-60 characters), a key
+#: (``OPS-3318``), a slug (``acme-9``, ``ops-2987-c3``, ``policy-v3``), a function name, a commit
+#: hash, or a build number. Wider than :data:`TASK_ID_PATTERNS` (one-digit keys, any slug ending
+#: in a number).
+ID_VALUE_PATTERN = re.compile(bundled_profile().id_value_pattern)
+
+#: ``(shape, pattern)`` pairs (the profile's ``id_shape_patterns``); the first pattern that matches
+#: a whole identifier names its shape (:func:`id_shape`): an error code (``E-4471``), a
+#: ticket/rollout/change key (``OPS-3318``), a commit hash, a function name, a build/version
+#: number, a lower-case slug (account, document id).
+ID_SHAPE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (shape, re.compile(pattern)) for shape, pattern in bundled_profile().id_shape_patterns
 )
 
-#: The shape of an identifier: an error code (``E-4471``), a ticket/rollout/change key
-#: (``OPS-3318``), a commit hash, a function name, a
-#: build/version number, a lower-case slug (account, document id), or anything else (backticked).
-ID_SHAPES = ("code", "key", "hash", "function", "version", "slug", "other")
-
-#: ``(shape, pattern)`` pairs of :data:`ID_SHAPES`; the first pattern that matches a whole
-#: identifier names its shape (:func:`id_shape`).
-ID_SHAPE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("code", re.compile(r"[A-Z]-\d+")),
-    ("key", re.compile(r"[A-Z][A-Z0-9]+-\d+")),
-    ("hash", re.compile(r"(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}")),
-    ("function", re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?:\(\))?")),
-    ("version", re.compile(r"v?\d+\.\d+(?:\.\d+)*")),
-    ("slug", re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*-[a-z]?\d+")),
-)
+#: The shapes of :data:`ID_SHAPE_PATTERNS`, and ``other`` for anything else (backticked).
+ID_SHAPES = (*(shape for shape, _ in ID_SHAPE_PATTERNS), "other")
 
 
 def id_shape(surface: str) -> str:

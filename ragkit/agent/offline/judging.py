@@ -24,6 +24,7 @@ from ragkit.agent.offline.reading import about_task
 from ragkit.agent.state import AgentState, EvidenceUse
 from ragkit.evidence.decision import Decision, DecisionRecord, Rejected
 from ragkit.evidence.resolution import resolve
+from ragkit.text.profile import bundled_profile
 from ragkit.text.untrusted import looks_like_instruction
 from ragkit.text.values import asked_id_shape
 from ragkit.text.words import SAME_MEANING, TASK_STOPWORDS, compound_stems, stem
@@ -41,21 +42,14 @@ _TASK_SEARCH = (
     "pseudo-relevance",
 )
 
-#: Task words that say nothing about *what* is asked (they never count as coverage).
-GENERIC = frozenset(
-    "applies apply applied use used uses value set sets caused cause causes explanation underlying problem "
-    "issue wrong gone went happened made reported told side back current currently what which stand "
-    "according engineering explains explain come came showed logs following follow".split()
-)
-#: Words that frame a question in this domain or name the kind of value asked, not the attribute:
-#: nearly every passage of a payments-operations corpus says settlement, batch or tenant, and a
-#: "date", "time" or "percentage" is what the value is, not what it is of.
-FRAME = frozenset(
-    "settlement settlements batch batches platform tenant tenants payment payments date dates day days "
-    "time times number numbers percentage percent amount amounts figure name names value level many much "
-    "long who whom takes take taken status change changes production".split()
-)
-
+#: Task words that say nothing about *what* is asked (they never count as coverage; the
+#: profile's ``generic_words``).
+GENERIC = frozenset(bundled_profile().generic_words)
+#: Words that frame a question in this corpus or name the kind of value asked, not the attribute
+#: (the profile's ``frame_words``): nearly every passage of a payments-operations corpus says
+#: settlement, batch or tenant, and a "date", "time" or "percentage" is what the value is, not
+#: what it is of.
+FRAME = frozenset(bundled_profile().frame_words)
 
 @dataclass
 class Judgement:

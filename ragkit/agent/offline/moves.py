@@ -20,15 +20,18 @@ from typing import Any
 from ragkit.agent.offline.judging import Judgement, Judging
 from ragkit.agent.offline.page import read_uses, visible
 from ragkit.agent.offline.passages import holder, named_in
-from ragkit.agent.offline.reading import HOP_CUES
+from ragkit.agent.offline.reading import HOP_CUES, ROLES
 from ragkit.agent.state import Action, AgentState
+from ragkit.text.profile import bundled_profile
 from ragkit.text.taskparse import content_words, feedback_terms, find_identifiers, keyword_query
 from ragkit.text.untrusted import looks_like_instruction
 
 __all__ = ["CONTRADICTION_TERMS", "Moves"]
 
-#: Words that surface what would overturn a value (CURRICULUM section 7).
-CONTRADICTION_TERMS = ("superseded", "exception", "until", "effective", "revoked", "completed", "cutover")
+_PROFILE = bundled_profile()
+#: Words that surface what would overturn a value (CURRICULUM section 7; the profile's
+#: ``contradiction_terms``).
+CONTRADICTION_TERMS = _PROFILE.contradiction_terms
 
 
 class Moves(Judging):
@@ -78,7 +81,7 @@ class Moves(Judging):
         chain = bool(HOP_CUES.search(self.frame.task))
         for use in judgement.counted:
             # outside a chain question, only a thread's own links are read (and successors, always)
-            thread = use.item.get("source_type") in ("ticket", "ticket_comment", "postmortem")
+            thread = use.item.get("source_type") in ROLES["thread"]
             linked = list(use.item.get("links") or []) if chain or thread else []
             for doc_id in [*linked, *(use.item.get("superseded_by") or [])]:
                 if doc_id not in have_docs and doc_id not in self.fetched and doc_id not in links:
@@ -90,13 +93,13 @@ class Moves(Judging):
             self.linked.update(batch)
             return Action("fetch", {"ids": batch}, "read documents linked from the evidence")
         # what a listing of links showed: the ticket's comments and reviews, read by id
-        listed = self._listed(state, ("ticket_comment", "postmortem"), have_docs)
+        listed = self._listed(state, ROLES["thread_replies"], have_docs)
         if listed is not None:
             return listed
         # with no search left, a ticket's thread is listed by its links instead of searched
         for use in judgement.counted if state.searches_left <= 0 else ():
             doc_id = str(use.item.get("doc_id"))
-            if use.item.get("source_type") == "ticket" and doc_id not in self.related_done:
+            if use.item.get("source_type") in ROLES["ticket"] and doc_id not in self.related_done:
                 self.related_done.add(doc_id)
                 return Action("related", {"doc_id": doc_id}, "list what links to the ticket (its comments)")
         for use in judgement.counted if HOP_CUES.search(self.frame.task) else ():
@@ -109,7 +112,7 @@ class Moves(Judging):
         # a ticket about the task: its comments carry its key in their titles
         for use in judgement.counted:
             title = str(use.item.get("title", ""))
-            if use.item.get("source_type") in ("ticket", "postmortem") and state.searches_left > 0:
+            if use.item.get("source_type") in ROLES["titled_thread"] and state.searches_left > 0:
                 for ident, kind in find_identifiers(title):
                     low = ident.lower()
                     if kind == "key" and low not in self.followed and low not in self.searched_ids:
@@ -237,7 +240,7 @@ class Moves(Judging):
         """A value decided from a rule (runbook, policy): ask what links to that rule, and read
         the rules among them; a newer rule that overrides another usually cites it ("tenants
         that have not completed cutover keep the EUR cutoff in the settlement runbook")."""
-        rules = ("policy", "runbook")
+        rules = ROLES["rule"]
         listed = self._listed(state, rules, {str(u.item.get("doc_id")) for u in read_uses(state)})
         if listed is not None:
             return listed
@@ -275,7 +278,7 @@ class Moves(Judging):
                 words = [
                     w
                     for w in re.findall(r"[A-Za-z]+", str(condition))
-                    if w.lower() not in ("until", "unless", "while", "after", "before", "for", "the")
+                    if w.lower() not in _PROFILE.condition_stopwords
                 ]
                 if words:
                     owner = str(use.item.get("tenant") or "")
@@ -292,15 +295,13 @@ class Moves(Judging):
         action = self._citing_rules(state, judgement)
         if action is not None:
             return action
-        if self.contradiction >= 2:
+        if self.contradiction >= len(_PROFILE.contradiction_rounds):
             return None
         decision = judgement.record.decision
         quote = str(getattr(decision, "quote", "")).lower()
         focus = [w for w in f.predicate if w in quote and w not in {e.lower() for e in entity}][:2]
         focus = focus or [w for w in f.predicate if w not in {e.lower() for e in entity}][:2]
-        terms = (("exception", "until", "cutover"), ("superseded", "revoked", "effective", "completed"))[
-            self.contradiction
-        ]
+        terms = _PROFILE.contradiction_rounds[self.contradiction]
         self.contradiction += 1
         query = " ".join(dict.fromkeys([*entity, *focus, *terms]))
         return Action(

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 
 from ragkit.agent.state import AgentState, EvidenceUse
 from ragkit.evidence.decision import Decision
+from ragkit.text.profile import bundled_profile
 from ragkit.text.relevance import DETECTION, context
 from ragkit.text.taskparse import find_identifiers
 from ragkit.text.values import sentence_spans
@@ -38,15 +39,12 @@ __all__ = [
     "thread_of",
 ]
 
-#: English markers of a stated cause (a finding, not a symptom); resolution's markers
-#: (:data:`ragkit.text.relevance.CAUSE`: "that is how", "which is why", "led to", ...) count as well.
-CAUSAL = re.compile(
-    r"\b(root cause|because|caused by|due to|as a result|the cause|the reason|short version|turned out|"
-    r"traced (?:it|this|the \w+) to|the problem was|the issue was|(?:that|which) is (?:how|why)|led to|"
-    r"resulted in)\b",
-    re.IGNORECASE,
-)
-
+#: English markers of a stated cause (a finding, not a symptom; the profile's ``stated_cause_cues``);
+#: resolution's markers (:data:`ragkit.text.relevance.CAUSE`: "that is how", "which is why",
+#: "led to", ...) count as well.
+CAUSAL = re.compile(bundled_profile().stated_cause_cues, re.IGNORECASE)
+# the source types named in their own thread (the profile's ``source_roles["own_thread"]``)
+_OWN_THREAD = bundled_profile().source_roles["own_thread"]
 
 def states_cause(text: str) -> bool:
     """Whether a sentence of ``text`` states a cause ("X, and that is how Y"), not how a problem
@@ -122,7 +120,7 @@ def refers_to(use: EvidenceUse, key: str) -> bool:
 
 def thread_of(use: EvidenceUse) -> str | None:
     """The ticket key a ticket or comment belongs to (from its title), else None."""
-    if use.item.get("source_type") not in ("ticket", "ticket_comment"):
+    if use.item.get("source_type") not in _OWN_THREAD:
         return None
     found = [i for i, kind in find_identifiers(str(use.item.get("title", ""))) if kind == "key"]
     return found[0].lower() if found else None

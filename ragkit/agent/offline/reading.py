@@ -19,35 +19,29 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from ragkit.text.profile import bundled_profile
 from ragkit.text.taskparse import TaskFrame
 
-__all__ = ["HOP_CUES", "CAUSE_ASK", "origins", "target_type", "about_task"]
+__all__ = ["ROLES", "HOP_CUES", "CAUSE_ASK", "origins", "target_type", "about_task"]
 
-#: A sentence that points at another record: the policy follows the identifiers it names.
-HOP_CUES = re.compile(
-    r"\b(fix|fixed|fixes|shipped|ships|goes out|went out|rollout|rolled|deploy\w*|release\w*|implements?|"
-    r"cites?|policy|section|clause|follow-?up|tracked|tracking|see|linked|moved to|duplicate of|"
-    r"merged|commit|change|build)\b",
-    re.IGNORECASE,
-)
+_PROFILE = bundled_profile()
+#: What the policy does with a source type -> the types that play that part (the profile's
+#: ``source_roles``: ``thread``, ``rule``, ``policy``, ...).
+ROLES = _PROFILE.source_roles
+
+#: A sentence that points at another record: the policy follows the identifiers it names
+#: (the profile's ``hop_cues``).
+HOP_CUES = re.compile(_PROFILE.hop_cues, re.IGNORECASE)
 
 
-#: The task asks for a cause: the answer must be a sentence that states one.
-CAUSE_ASK = re.compile(
-    r"\b(why|cause[sd]?|explanation|explains?|reason|gone wrong|went wrong|go wrong|what made|behind)\b",
-    re.IGNORECASE,
-)
+#: The task asks for a cause: the answer must be a sentence that states one (the profile's
+#: ``cause_ask``).
+CAUSE_ASK = re.compile(_PROFILE.cause_ask, re.IGNORECASE)
 
 
 # a record reached *from* an identifier: "the fix for X", "the review of X", "the action item
-# from the postmortem for X", "the deployment that resolved X"
-_RELATION = re.compile(
-    r"\b(fix|change|review|postmortem|follow-?up|action items?|rollout|deployment|release)\b"
-    r"(?:\s+[\w-]+){0,4}?\s+(?:for|of|from|behind|that (?:resolved|fixed|closed))\s+"
-    r"(?:the\s+)?(?:ticket\s+)?$",
-    re.IGNORECASE,
-)
-
+# from the postmortem for X", "the deployment that resolved X" (the profile's ``relation_cues``)
+_RELATION = re.compile(_PROFILE.relation_cues, re.IGNORECASE)
 
 def origins(task: str, identifiers: Sequence[str]) -> set[str]:
     """Identifiers the task names as the origin of a relation to another record (lower case)."""
@@ -63,10 +57,10 @@ def target_type(task: str) -> str | None:
     """For a question along a chain, the source type whose content is asked for (or None)."""
     if not HOP_CUES.search(task):
         return None
-    if re.search(r"\b(policy|clause)\b", task, re.IGNORECASE):
-        return "policy"
-    if re.search(r"\b(build|rolling out|rolled out|finish(ed)? rolling|deployment)\b", task, re.IGNORECASE):
-        return "rollout"
+    if re.search(_PROFILE.policy_target, task, re.IGNORECASE):
+        return ROLES["policy"][0]
+    if re.search(_PROFILE.rollout_target, task, re.IGNORECASE):
+        return ROLES["rollout"][0]
     return None
 
 
