@@ -20,22 +20,13 @@ from ragkit.core import GLOBAL_TENANT
 from ragkit.core import SOURCE_TYPES as RECORD_SOURCE_TYPES
 from ragkit.core.records import AUTHORITY_RANK
 from ragkit.documents import sections
+from ragkit.evaluation import DECOY_OF_REASON
 from ragkit.evidence.decision import REJECT_REASONS
 from ragkit.text import MONTH_NUMBER, normalise_value
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = ROOT / "datasets" / "opscorpus"
 SOURCE_TYPES = set(RECORD_SOURCE_TYPES) - {"text"}
-DECOY_OF_REASON = {
-    "lexical_decoy": "lexical_decoy",
-    "semantic_decoy": "semantic_decoy",
-    "other_tenant": "semantic_decoy",
-    "superseded": "superseded_source",
-    "not_yet_effective": "superseded_source",
-    "expired": "superseded_source",
-    "condition_met": "conditional_exception",
-    "exception_applies": "conditional_exception",
-}
 MONTHS = set(MONTH_NUMBER)
 
 

@@ -22,6 +22,7 @@ from ragkit.core import GLOBAL_TENANT
 from ragkit.core.records import AUTHORITY_RANK
 from ragkit.course import course_documents
 from ragkit.documents import sections
+from ragkit.evaluation import DECOY_OF_REASON
 from ragkit.evaluation.caseschema import schema_errors
 from ragkit.evidence.decision import REJECT_REASONS
 from ragkit.text import MONTH_NUMBER, normalise_value
@@ -43,16 +44,6 @@ STYLES = {
     "near_miss": "wrong-but-close wording (misspelling, near term)",
 }
 
-DECOY_OF_REASON = {
-    "lexical_decoy": "lexical_decoy",
-    "semantic_decoy": "semantic_decoy",
-    "other_tenant": "semantic_decoy",
-    "superseded": "superseded_source",
-    "not_yet_effective": "superseded_source",
-    "expired": "superseded_source",
-    "condition_met": "conditional_exception",
-    "exception_applies": "conditional_exception",
-}
 
 
 def _ws(text: str) -> str:

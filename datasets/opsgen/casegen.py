@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 
+from ragkit.evaluation import DECOY_OF_REASON
 from ragkit.text.normalise import normalise_value
 
 from . import pools
@@ -29,16 +30,6 @@ RUNBOOK_V2 = {
 POLICY_V3_QUOTE = "Migrated tenants use 15:00 for the EUR cutoff."
 POLICY_V2_QUOTE = "All tenants use the cutoffs in the settlement runbook."
 
-DECOY_OF_REASON = {
-    "lexical_decoy": "lexical_decoy",
-    "semantic_decoy": "semantic_decoy",
-    "other_tenant": "semantic_decoy",
-    "superseded": "superseded_source",
-    "not_yet_effective": "superseded_source",
-    "expired": "superseded_source",
-    "condition_met": "conditional_exception",
-    "exception_applies": "conditional_exception",
-}
 
 
 def ev(doc: Doc, key: str, role: str = "decisive") -> dict:

@@ -33,6 +33,7 @@ from ragkit.evaluation.cases import (
 from ragkit.evaluation.caseschema import (
     CASE_SCHEMA,
     DECOY_KINDS,
+    DECOY_OF_REASON,
     EVIDENCE_ROLES,
     TAGS,
     schema_errors,
@@ -221,6 +222,7 @@ __all__ = [
     "covers",
     "daily_calls",
     "DECOY_KINDS",
+    "DECOY_OF_REASON",
     "DEFAULT_METRICS",
     "delivered_coverage",
     "delivered_tokens",

@@ -20,10 +20,23 @@ from typing import Any
 from ragkit.evidence.decision import REJECT_REASONS
 from ragkit.text.normalise import VALUE_KINDS
 
-__all__ = ["DECOY_KINDS", "TAGS", "EVIDENCE_ROLES", "CASE_SCHEMA", "schema_errors"]
+__all__ = ["DECOY_KINDS", "DECOY_OF_REASON", "TAGS", "EVIDENCE_ROLES", "CASE_SCHEMA", "schema_errors"]
 
 #: The negative kinds a case may contain (CURRICULUM section 12).
 DECOY_KINDS = ("lexical_decoy", "semantic_decoy", "superseded_source", "conditional_exception")
+
+#: The decoy kind a case contains when it rejects a source for this reason (a case's ``decoys``
+#: must name every kind its rejections imply).
+DECOY_OF_REASON = {
+    "lexical_decoy": "lexical_decoy",
+    "semantic_decoy": "semantic_decoy",
+    "other_tenant": "semantic_decoy",
+    "superseded": "superseded_source",
+    "not_yet_effective": "superseded_source",
+    "expired": "superseded_source",
+    "condition_met": "conditional_exception",
+    "exception_applies": "conditional_exception",
+}
 
 #: Category tags.
 TAGS = (
