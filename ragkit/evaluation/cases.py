@@ -36,7 +36,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -256,29 +256,11 @@ def load_cases(path: str | Path) -> list[EvidenceCase]:
         >>> sum(c.answerable for c in cases) >= 200                 # doctest: +SKIP
         True
     """
-    file = Path(path)
     out: list[EvidenceCase] = []
-    seen: dict[str, int] = {}
-    with file.open(encoding="utf-8") as fh:
-        for number, raw in enumerate(fh, 1):
-            if not raw.strip():
-                continue
-            where = f"{file}:{number}"
-            try:
-                data = json.loads(raw)
-            except json.JSONDecodeError as exc:
-                raise ValidationError(
-                    f"not valid JSON ({exc.msg} at column {exc.colno})", field="(line)", where=where
-                ) from None
-            case = parse_case(data, where=where, line=number)
-            if case.id in seen:
-                raise ValidationError(
-                    f"field 'id': duplicate id {case.id!r}, first on line {seen[case.id]}",
-                    field="id",
-                    where=where,
-                )
-            seen[case.id] = number
-            out.append(case)
+    for item in _read_cases(Path(path)):
+        if isinstance(item, ValidationError):
+            raise item
+        out.append(item)
     return out
 
 
@@ -294,9 +276,19 @@ def load_cases_lenient(path: str | Path) -> tuple[list[EvidenceCase], list[Valid
         >>> [str(e) for e in errors]                                              # doctest: +SKIP
         []
     """
-    file = Path(path)
     out: list[EvidenceCase] = []
     errors: list[ValidationError] = []
+    for item in _read_cases(Path(path)):
+        if isinstance(item, ValidationError):
+            errors.append(item)
+        else:
+            out.append(item)
+    return out, errors
+
+
+def _read_cases(file: Path) -> Iterator[EvidenceCase | ValidationError]:
+    """Each non-blank line of ``file`` as a case, or as the error that names its line and field
+    (bad JSON, a schema or field error, an id already used on an earlier line)."""
     seen: dict[str, int] = {}
     with file.open(encoding="utf-8") as fh:
         for number, raw in enumerate(fh, 1):
@@ -306,18 +298,17 @@ def load_cases_lenient(path: str | Path) -> tuple[list[EvidenceCase], list[Valid
             try:
                 data = json.loads(raw)
             except json.JSONDecodeError as exc:
-                errors.append(ValidationError(f"not valid JSON ({exc.msg} at column {exc.colno})",
-                                              field="(line)", where=where))
+                yield ValidationError(f"not valid JSON ({exc.msg} at column {exc.colno})",
+                                      field="(line)", where=where)
                 continue
             try:
                 case = parse_case(data, where=where, line=number)
             except ValidationError as exc:
-                errors.append(exc)
+                yield exc
                 continue
             if case.id in seen:
-                errors.append(ValidationError(f"field 'id': duplicate id {case.id!r}, first on line "
-                                              f"{seen[case.id]}", field="id", where=where))
+                yield ValidationError(f"field 'id': duplicate id {case.id!r}, first on line "
+                                      f"{seen[case.id]}", field="id", where=where)
                 continue
             seen[case.id] = number
-            out.append(case)
-    return out, errors
+            yield case
