@@ -51,9 +51,12 @@ from typing import Any
 from _common import CASES, SPLITS, course_cases, evenly, parser, pct, per_split, publish
 
 from ragkit import PLACEMENTS, Agent, Funnel, Toolbox
+from ragkit.agent import OfflinePolicy
+from ragkit.agent.offline import ABSTAIN_BELOW
 from ragkit.core import parse_time, snapshot_filters
 from ragkit.course import course_index
-from ragkit.evaluation import assign_splits, failure_kind, load_splits, score_case, splits_key
+from ragkit.evaluation import answer_fit, assign_splits, failure_kind, load_splits, score_case, splits_key
+from ragkit.evidence import FITS, SentenceFit
 
 CITE = re.compile(r"\[([^\[\]\s]+#[^\[\]\s]*)\]")
 
@@ -301,6 +304,19 @@ def main() -> None:
         help="stride: visit cases with a stride of 7 so that any prefix spans every family",
     )
     ap.add_argument("--rows", type=Path, default=None, help="write per-case rows as JSON Lines")
+    ap.add_argument(
+        "--fit-threshold", type=float, default=None,
+        help="with --fit: the logit at which a sentence answers (default ragkit.evidence.FITS); "
+        "the answer fit reported per row uses the same scorer",
+    )
+    ap.add_argument(
+        "--abstain-below", default="default",
+        help="the policy's abstention gate on the answer's fit: a logit, 'none' or 'default' (ABSTAIN_BELOW)",
+    )
+    ap.add_argument(
+        "--fit", action="store_true",
+        help="let resolution count a value whose sentence the cross-encoder finds answering (off by default)",
+    )
     args = ap.parse_args()
 
     cases = course_cases(args.cases)
@@ -320,14 +336,20 @@ def main() -> None:
     index = course_index()
     funnel = Funnel(index)
     funnel.search("warm up", deliver=1)
+    fit = SentenceFit(threshold=FITS if args.fit_threshold is None else args.fit_threshold)
+    gate = {"default": ABSTAIN_BELOW, "none": None}.get(args.abstain_below)
+    if args.abstain_below not in ("default", "none"):
+        gate = float(args.abstain_below)
+    policy = OfflinePolicy(fit=fit if args.fit else None, abstain_below=gate)
     rows: dict[str, list[dict[str, Any]]] = {p: [] for p in placements}
     t0 = time.perf_counter()
     for n, case in enumerate(cases, 1):
         inner = make_toolbox(index, case, funnel)
         box = CachedToolbox(inner, {})
         for placement in placements:
-            result = Agent(box, placement=placement).run(case.task, as_of=case.as_of.isoformat())
+            result = Agent(box, policy, placement=placement).run(case.task, as_of=case.as_of.isoformat())
             row = score(case, result)
+            row["fit"] = answer_fit(result, fit)
             row["split"] = split[case.id]
             row["family"] = case.family
             row["placement"] = placement

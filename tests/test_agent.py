@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from ragkit import Agent, Scope, ValidationError
-from ragkit.agent import Action, AgentState
+from ragkit.agent import Action, AgentState, OfflinePolicy
 from ragkit.text import feedback_terms, find_identifiers, jaccard, keyword_query, parse_task
 
 # -- a hand-built shelf of documents behind the tool contract -------------------------------
@@ -577,3 +577,14 @@ def test_a_stated_attribute_is_answered():
     )
     assert not result.abstained, result.answer
     assert "640,000" in result.answer and "rb-sweeps#thresholds" in result.citations
+
+
+def test_an_answer_below_the_fit_gate_becomes_an_abstention_that_says_why():
+    task = "Why did Acme's January reconciliation fail?"
+    answered = Agent(ShelfToolbox(), OfflinePolicy(abstain_below=-100.0), placement="hybrid").run(
+        task, as_of="2026-02-02")
+    assert not answered.abstained  # a gate no sentence falls below changes nothing
+    gated = Agent(ShelfToolbox(), OfflinePolicy(abstain_below=100.0), placement="hybrid").run(
+        task, as_of="2026-02-02")
+    assert gated.abstained and gated.value is None
+    assert "does not answer the question (fit" in gated.answer

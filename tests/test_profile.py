@@ -25,6 +25,8 @@ from ragkit.text import (
     load_profile_text,
     relevance,
     taskparse,
+    untrusted,
+    using_profile,
     value_patterns,
     values,
     words,
@@ -71,6 +73,7 @@ def test_a_partial_file_keeps_the_defaults(tmp_path: Path) -> None:
         ("ask_rules", [["\\bwho\\b", "person"]], "must be a list of strings"),
         ("synonyms", ["finis", "compl"], "must be a list of strings"),
         ("contradiction_rounds", 5, "must be a list"),
+        ("instruction_sources", ["runbook", "(unclosed"], "not a valid regex"),
     ],
 )
 def test_each_bad_field_names_the_field_and_the_fix(
@@ -92,6 +95,47 @@ def test_unknown_field_and_broken_json_are_clear() -> None:
         load_profile_text('{"name": ')
     with pytest.raises(ValidationError, match="must be a JSON object"):
         load_profile_text("[1, 2]")
+
+
+@pytest.mark.parametrize(
+    "data, old, new",
+    [
+        ({"policy_target": "\\bpolicy\\b"}, "policy_target", "rule_target_cues"),
+        ({"rollout_target": "\\bbuild\\b"}, "rollout_target", "change_target_cues"),
+        ({"source_roles": {"ticket": ["ticket"]}}, "ticket", "listed_by_links"),
+        ({"source_roles": {"policy": ["policy"]}}, "policy", "chain_rule_target"),
+        ({"source_roles": {"rollout": ["rollout"]}}, "rollout", "chain_change_target"),
+    ],
+)
+def test_an_old_name_says_its_new_name(tmp_path: Path, data: dict[str, object], old: str, new: str) -> None:
+    f = tmp_path / "old.json"
+    f.write_text(json.dumps(data))
+    with pytest.raises(ValidationError) as err:
+        load_profile(f)
+    message = str(err.value)
+    assert f"'{old}'" in message and f"'{new}'" in message and str(f) in message, message
+    assert err.value.field == next(iter(data))
+
+
+def test_a_profile_the_kit_wrote_before_the_renames_reads_back_upgraded() -> None:
+    data = bundled_profile().to_dict()
+    data["policy_target"] = data.pop("rule_target_cues")
+    data["rollout_target"] = data.pop("change_target_cues")
+    data.pop("instruction_sources")
+    roles = data["source_roles"]
+    data["source_roles"] = {{"listed_by_links": "ticket", "chain_rule_target": "policy",
+                             "chain_change_target": "rollout"}.get(r, r): v for r, v in roles.items()}
+    older = json.dumps(data)
+    with pytest.raises(ValidationError, match="'policy_target' is now called 'rule_target_cues'"):
+        load_profile_text(older)
+    assert load_profile_text(older, upgrade=True) == bundled_profile()
+    assert load_profile_text(bundled_profile().to_json(), upgrade=True) == bundled_profile()
+
+
+def test_an_unknown_role_names_the_roles() -> None:
+    with pytest.raises(ValidationError, match="unknown role 'threads'.*thread_replies") as err:
+        load_profile_text('{"source_roles": {"threads": ["forum"]}}')
+    assert err.value.field == "source_roles"
 
 
 # --------------------------------------------------------------------------------------
@@ -162,6 +206,9 @@ def test_bundled_profile_equals_the_lists_the_modules_use() -> None:
     assert relevance.condition_event("until cutover") == "cutov"
     assert taskparse.parse_task("Which commit fixed OPS-3318?", tenant="acme").event
     assert reading.target_type("Follow OPS-1891 to the policy: which clause?") == "policy"
+    assert reading.target_type("Which build shipped the fix for OPS-1891?") == "rollout"
+    assert untrusted._INSTRUCTION.pattern.count(  # the profile's names of guidance sources, in place
+        "|".join(("prompt", *p.instruction_sources, "sources?"))) == 1
     assert p.contradiction_rounds == (
         ("exception", "until", "cutover"), ("superseded", "revoked", "effective", "completed"))
 
@@ -192,7 +239,12 @@ def test_derive_on_the_fixture_corpus() -> None:
     assert p.statuses == ()
     assert {"settlement", "batches"} <= set(p.frame_words) and "the" not in p.frame_words
     # roles only for source types the corpus has; cue lists from the base profile
-    assert "rollout" not in p.source_roles and p.source_roles["rule"] == ("policy", "runbook")
+    assert "chain_change_target" not in p.source_roles and p.source_roles["rule"] == ("policy", "runbook")
+    assert p.source_roles["chain_rule_target"] == ("policy",)
+    assert p.instruction_sources == bundled_profile().instruction_sources  # it has policies and runbooks
+    with using_profile(p):  # no chain_change_target role: a change is no target
+        assert reading.target_type("Which build shipped the fix for OPS-1423?") is None
+        assert reading.target_type("Which policy does the fix for OPS-1423 cite?") == "policy"
     assert p.cause_cues == bundled_profile().cause_cues
     assert p.contradiction_terms == ("until", "completed", "cutover")
 

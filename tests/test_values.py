@@ -176,7 +176,7 @@ def test_value_pattern_tables() -> None:
     assert hashlib.sha256(" ".join(sorted(NOT_PEOPLE)).encode()).hexdigest()[:16] == "a303fa7aff3ff8ff"
     assert {"March", "Friday", "Owner"} <= NOT_PEOPLE
     assert MONTH_WORDS.split("|")[0] == "september" and "sept" in MONTH_WORDS.split("|")
-    assert re.fullmatch(STATUS_WORDS, "waiting on finance")
+    assert re.fullmatch(str(STATUS_WORDS), "waiting on finance")
 
 
 def test_a_table_label_is_not_a_person_but_a_surname_is() -> None:

@@ -27,6 +27,9 @@ Every step lands in the trace: the action, its arguments, the hits with their
 per-stage ranks (from the tool's trace), time, tokens delivered, and for every piece of
 evidence the turns it stayed in context.
 
+A run reads questions and evidence with the corpus profile of the toolbox's index
+(:attr:`Agent.profile`, set with :func:`ragkit.text.profile.using_profile` for the run).
+
 Example:
     >>> from ragkit.course.shortcuts import course_index                            # doctest: +SKIP
     >>> box = Toolbox(course_index(), Scope("acme", ["ops"]))             # doctest: +SKIP
@@ -52,6 +55,7 @@ from ragkit.evidence.resolution import resolve
 from ragkit.evidence.spans import Evidence
 from ragkit.models.tokens import count_tokens
 from ragkit.text.normalise import normalise_value
+from ragkit.text.profile import CorpusProfile, active_profile, using_profile
 from ragkit.text.taskparse import jaccard, normalise_query
 from ragkit.text.values import asked_kind, read_values
 from ragkit.tools.toolbox import Toolbox
@@ -105,8 +109,19 @@ class Agent:
         scope = getattr(self.toolbox, "scope", None)
         return str(getattr(scope, "tenant", "*"))
 
+    @property
+    def profile(self) -> CorpusProfile:
+        """The corpus profile a run reads with: the toolbox index's ``profile``, else the active one."""
+        found = getattr(getattr(self.toolbox, "index", None), "profile", None)
+        return found if isinstance(found, CorpusProfile) else active_profile()
+
     def run(self, task: str, *, as_of: object = None) -> AgentResult:
-        """Answer ``task`` as the toolbox's caller, at ``as_of`` (ISO date; default: now)."""
+        """Answer ``task`` as the toolbox's caller, at ``as_of`` (ISO date; default: now), reading
+        with :attr:`profile`."""
+        with using_profile(self.profile):
+            return self._run(task, as_of)
+
+    def _run(self, task: str, as_of: object) -> AgentResult:
         if not isinstance(task, str) or not task.strip():
             raise ValidationError(
                 "task must be a non-empty question, e.g. 'Which commit fixed OPS-3318?'", field="task"

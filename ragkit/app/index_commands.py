@@ -53,14 +53,23 @@ def index_cmd(
     ray_address: Annotated[str | None, typer.Option(help="with --ray: a Ray cluster's address "
                                                     "(default: start a local Ray)")] = None,
     ray_actors: Annotated[int, typer.Option(help="with --ray: embedder actors")] = 1,
+    profile: Annotated[Path | None, typer.Option(
+        "--profile", help="corpus profile JSON for the index (default: derived from FOLDER's documents; "
+        "write one with `ragkit profile FOLDER --out FILE`)")] = None,
 ) -> None:
     """Build an index of FOLDER, or update it (only new and changed documents are encoded).
+
+    The index keeps a corpus profile (what the agent reads questions and evidence with): the one
+    in --profile FILE, else one derived from FOLDER's documents.
 
     With --backend milvus, FOLDER is chunked, embedded and upserted by document into a Milvus
     collection instead (in this process, or with --ray on a local or remote Ray cluster);
     --rebuild then drops and re-creates the collection.
     """
     if backend != "memory" or use_ray or ray_address or collection or ray_actors != 1:
+        if profile is not None:
+            fail(ValueError("--profile is for the memory backend; a Milvus collection built here "
+                            "reads with the bundled profile"))
         _index_milvus(folder, out=out, rebuild=rebuild, strict=strict, chunker=chunker,
                       max_tokens=max_tokens, quiet=quiet, backend=backend, uri=milvus_uri,
                       token=milvus_token, collection=collection, use_ray=use_ray,
@@ -69,7 +78,7 @@ def index_cmd(
     target = out or default_index_path(folder)
     try:
         build_or_update(folder, target, rebuild=rebuild, strict=strict, chunker=chunker,
-                        max_tokens=max_tokens, progress=not quiet)
+                        max_tokens=max_tokens, progress=not quiet, profile=profile)
     except RagkitError as exc:
         fail(exc)
     typer.echo(str(target))

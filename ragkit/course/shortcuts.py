@@ -30,9 +30,11 @@ from ragkit.documents.loaders import LoadReport, load_corpus
 from ragkit.evaluation.cases import EvidenceCase, load_cases
 from ragkit.index.build import build_or_update
 from ragkit.index.index import Index
+from ragkit.index.profiles import with_profile
 from ragkit.index.settings import IndexSettings
 from ragkit.models.bundled import embedder_identity
 from ragkit.search.funnel import Funnel, FunnelSettings
+from ragkit.text.profile import BUNDLED_PROFILE_PATH, load_profile
 
 __all__ = ["REPO", "course_corpus", "course_cache", "course_index", "course_funnel", "course_documents",
            "course_cases", "course_variant_path"]
@@ -95,7 +97,7 @@ def course_index(progress: bool = True, *, chunker: str = "structure", preamble:
     """
     if (chunker, preamble) == ("structure", "extractive"):
         return build_or_update(course_corpus(), course_cache() / "index-course", progress=progress,
-                               log=lambda _m: None)
+                               log=lambda _m: None, profile=BUNDLED_PROFILE_PATH)
     return _variant(chunker, preamble, progress)
 
 
@@ -109,12 +111,16 @@ def _variant(chunker: str, preamble: str, progress: bool) -> Index:
             index = Index.load(path)
         except IndexStateError:
             index = None  # another format or damaged: build it again below
+    profile = load_profile(BUNDLED_PROFILE_PATH)  # the course corpus's profile, given explicitly
     if index is not None and index.settings == settings and not _embedded_by_other_model(index):
         change = index.sync(docs, progress=progress)
-        if change.added or change.updated or change.deleted:
+        stale = index.manifest.get("profile") != profile.to_json()
+        if change.added or change.updated or change.deleted or stale:
+            index.manifest = with_profile(index.manifest, profile, str(BUNDLED_PROFILE_PATH))
             index.save(path)
         return index
     index = Index.build(docs, settings, progress=progress)
+    index.manifest = with_profile(index.manifest, profile, str(BUNDLED_PROFILE_PATH))
     index.save(path)
     return index
 

@@ -6,6 +6,7 @@ TREC and BEIR.
 """
 
 from ragkit.core.records import AUTHORITY_RANK
+from ragkit.evaluation.abstention import abstention_curve, answer_fit
 from ragkit.evaluation.agreement import (
     CaseAgreement,
     agreement_table,
@@ -187,6 +188,8 @@ from ragkit.evidence.decision import REJECT_REASONS
 from ragkit.text.normalise import MONTHS, VALUE_KINDS, normalise_value
 
 __all__ = [
+    "abstention_curve",
+    "answer_fit",
     "ABLATIONS",
     "Absent",
     "agent_runner",

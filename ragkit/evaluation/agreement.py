@@ -26,6 +26,7 @@ from ragkit.evaluation.cases import EvidenceCase
 from ragkit.evidence.decision import DecisionRecord
 from ragkit.evidence.resolution import resolve
 from ragkit.evidence.spans import Evidence
+from ragkit.text.profile import CorpusProfile, using_profile
 
 __all__ = ["case_evidence", "resolve_case", "CaseAgreement", "compare_record", "agreement_table"]
 
@@ -50,9 +51,12 @@ def case_evidence(case: EvidenceCase, documents: Mapping[str, Document]) -> list
     return out
 
 
-def resolve_case(case: EvidenceCase, documents: Mapping[str, Document]) -> DecisionRecord:
-    """:func:`ragkit.evidence.resolution.resolve` on the case's task, caller, ``as_of`` and evidence."""
-    return resolve(case.task, case_evidence(case, documents), case.as_of.date().isoformat(), case.caller)
+def resolve_case(case: EvidenceCase, documents: Mapping[str, Document],
+                 profile: CorpusProfile | None = None) -> DecisionRecord:
+    """:func:`ragkit.evidence.resolution.resolve` on the case's task, caller, ``as_of`` and evidence,
+    read with ``profile`` (an index's :attr:`~ragkit.index.index.Index.profile`; default: the active one)."""
+    with using_profile(profile):
+        return resolve(case.task, case_evidence(case, documents), case.as_of.date().isoformat(), case.caller)
 
 
 @dataclass

@@ -50,6 +50,8 @@ class IndexView:
                  envelopes: Mapping[str, Envelope] | None = None, pinned: int | None = None,
                  doc_rows: Mapping[str, list[int]] | None = None):
         self.base = index.snapshot() if hasattr(index, "snapshot") else index
+        #: the index's corpus profile, when ``index`` has one (an agent over the view reads with it)
+        self.profile: Any = getattr(index, "profile", None)
         self.hidden = frozenset(hidden)
         self.envelopes = dict(envelopes or {})
         self.pinned = pinned

@@ -11,6 +11,7 @@ from ragkit.evidence.citations import (
     verify,
 )
 from ragkit.evidence.decision import STATUSES, Conflict, Decision, DecisionRecord, Rejected, Selected
+from ragkit.evidence.fit import FITS, SentenceFit
 from ragkit.evidence.resolution import resolve
 from ragkit.evidence.spans import Evidence
 from ragkit.text.relevance import question_terms
@@ -24,9 +25,11 @@ __all__ = [
     "Decision",
     "DecisionRecord",
     "Evidence",
+    "FITS",
     "Rejected",
     "STATUSES",
     "Selected",
+    "SentenceFit",
     "Verification",
     "enforce",
     "parse_citations",

@@ -145,6 +145,19 @@ def decide(r: Resolution) -> Item | None:
 def _tie_break(r: Resolution, best: list[Item]) -> list[Item] | None:
     latest = max(i.when for i in best)
     front = [i for i in best if i.when == latest]
+    if len({i.value.value for i in front if i.value}) > 1 and len({i.ev.doc_id for i in front}) == 1:
+        # one document does not contradict itself: of its sections, the one whose sentence speaks
+        # to the question best (shared words, then the cross-encoder's fit) states the answer
+        lead = max(front, key=lambda i: (i.score, i.fit))
+        for i in front:
+            if i is not lead and i.val != lead.val:
+                i.reject(
+                    "neighbouring_fact",
+                    f"states {i.surface}; the same document states {lead.surface} in a sentence "
+                    "closer to the question",
+                    lead.ev.citation,
+                )
+        return [i for i in best if i.state != "rejected"]
     if len({i.value.value for i in front if i.value}) > 1:
         for a, b in zip(front, front[1:], strict=False):
             r.unresolved.append(

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 
+from ragkit.evidence.fit import situated_sentence
 from ragkit.evidence.resolution_state import Item, Resolution, names_identifier, refers_to
 from ragkit.text.normalise import normalise_value
 from ragkit.text.relevance import (
@@ -37,16 +38,23 @@ from ragkit.text.relevance import (
     is_heading_or_table_head,
     mentions,
 )
+from ragkit.text.value_patterns import FORM_KIND
 from ragkit.text.values import Value, read_values, sentence_at, sentence_spans
 from ragkit.text.words import id_shape, word_stems
 
 __all__ = ["read_relevant_values"]
 
 
+#: Quantities a question that names no kind of value may still ask for ("how soon", "what slice").
+_QUANTITIES = ("time", "amount", "duration", "percentage", "count")
+
+
 def read_relevant_values(r: Resolution) -> None:
     """Read each open item's relevant value into ``value``, ``score`` and ``matched`` (rule 6)."""
+    if not r.forms and not r.causal and not r.deontic and r.fit is not None:
+        _infer_forms(r)
     for it in r.alive():
-        best: tuple[float, Value, frozenset[str]] | None = None
+        candidates: list[tuple[float, Value, frozenset[str], str]] = []
         text = it.ev.text
         values = (
             read_values(text, forms=r.forms)
@@ -58,8 +66,10 @@ def read_relevant_values(r: Resolution) -> None:
             ]
         )
         for v in values:
-            if r.forms and mentions(r.question, v.surface):
-                continue  # a value the question itself names (its ticket, its date) is not the answer
+            if r.forms and mentions(r.question, v.surface) and not (r.yes_no and v.form in r.forms):
+                # a value the question itself names (its ticket, its date) is not the answer; the
+                # value a yes/no question proposes ("still 11:15?") may be, if a source states it
+                continue
             if r.shape and v.form == "id" and id_shape(v.surface) != r.shape:
                 continue  # "which commit" is answered by a hash, not by an account or a ticket key
             if r.codes and not _about_asked_code(r, text, v.start):
@@ -71,6 +81,8 @@ def read_relevant_values(r: Resolution) -> None:
                 continue  # a heading (a timestamp, a section title) or a column header is no claim
             if v.form == "status" and not re.search(r"\b(status|state|result)\b", sentence, re.I):
                 continue  # a status is stated by a status field; "until this is closed" states none
+            if v.form == "person" and v.surface.lower() in r.tenants:
+                continue  # a tenant's name is not a person's
             situated = sentence + "\n" + context(text, a)
             matched = word_stems(situated) & r.predicate
             conditional = any(c.lower() in sentence.lower() for c in it.ev.envelope.conditions)
@@ -80,7 +92,13 @@ def read_relevant_values(r: Resolution) -> None:
             named = {e for e in r.entities if mentions(situated, e)} | (
                 {"@condition"} if conditional else set()
             )
-            score += sum(1 for x in r.ids if x != v.surface and mentions(sentence, x))
+            named_here = [x for x in r.ids if x != v.surface and mentions(sentence, x)]
+            score += len(named_here)
+            own_record = any(x != v.surface and mentions(it.ev.envelope.title, x) for x in r.ids)
+            if not named_here and own_record and v.form != "id":
+                # a section of the record the question names ("Owner: Thorsby" in OPS-1847's ticket);
+                # not for identifiers: a record names many (batches, accounts), rarely the one asked
+                score += 1
             if (
                 not r.forms
                 and r.causal
@@ -93,10 +111,10 @@ def read_relevant_values(r: Resolution) -> None:
                     score += 2  # and best by the one that says it is the root cause
             if not r.forms and r.deontic and DEONTIC.search(sentence):
                 score += 2  # "what does the policy require?" is answered by what it says must happen
-            if best is None or score > best[0]:
-                best = (score, v, frozenset(named))
-        if best is not None:
-            it.score, it.value, it.matched = best
+            situated_text = situated_sentence(text, a, b, it.ev.envelope.title)
+            candidates.append((score, v, frozenset(named), situated_text))
+        if candidates:
+            _choose(r, it, candidates)
     holders = [i for i in r.alive() if i.value is not None]
     if any(i.score > 0 for i in holders):
         keep = {id(i) for i in holders if i.score > 0}
@@ -107,6 +125,55 @@ def read_relevant_values(r: Resolution) -> None:
     for i in holders:
         if id(i) not in keep:
             i.value = None
+
+
+def _infer_forms(r: Resolution) -> None:
+    """The answer's form from what the best-fitting sentence holds, when the question's words name none.
+
+    "How soon must a tenant hear from us?" names no kind of value, but the sentence that answers
+    it ("Tenants are notified within 90 minutes") holds a duration: the question asks for one. The
+    sentences of every open item are scored with the resolution's fit; the best one at or above
+    its threshold decides, by the first quantity it states that the question does not name.
+    """
+    assert r.fit is not None
+    sentences: list[str] = []
+    held: list[str] = []
+    for it in r.alive():
+        text = it.ev.text
+        for a, b in sentence_spans(text):
+            if is_heading_or_table_head(text, a, b):
+                continue
+            values = read_values(text[a:b], forms=_QUANTITIES)
+            forms = [v.form for v in values if not mentions(r.question, v.surface)]
+            if forms:
+                sentences.append(situated_sentence(text, a, b, it.ev.envelope.title))
+                held.append(forms[0])
+    if not sentences:
+        return
+    fits = r.fit(r.question, sentences)
+    best = max(range(len(fits)), key=fits.__getitem__)
+    if fits[best] >= r.fit.threshold:
+        r.forms = (held[best],)
+        r.kind = FORM_KIND[held[best]]
+
+
+def _choose(r: Resolution, it: Item, candidates: list[tuple[float, Value, frozenset[str], str]]) -> None:
+    """Set ``it``'s value to its best candidate: most shared words, then (with a fit) the best fit.
+
+    With a :class:`ragkit.evidence.fit.SentenceFit`, a sentence the cross-encoder finds answering
+    the question counts as one more shared word, so a sentence that answers in other words
+    ("the retry ceiling is 4 attempts" for "how many times may a payout be retried") is relevant.
+    """
+    fits = r.fit(r.question, [c[3] for c in candidates]) if r.fit is not None else [0.0] * len(candidates)
+    threshold = r.fit.threshold if r.fit is not None else 0.0
+    best: tuple[float, float] | None = None
+    for (score, v, named, _), fit in zip(candidates, fits, strict=True):
+        if r.fit is not None and fit >= threshold:
+            score += 1
+        key = (score, fit)
+        if best is None or key > best:
+            best = key
+            it.score, it.value, it.matched, it.fit = score, v, named, fit
 
 
 def _linked_from_named(r: Resolution) -> list[Item]:

@@ -88,6 +88,7 @@ from ragkit.documents.sections import sections
 from ragkit.evidence.authority import decide
 from ragkit.evidence.decision import Decision, DecisionRecord, Rejected, Selected
 from ragkit.evidence.envelope_rules import apply_gates, check_conditions, follow_supersedes, reject_decoys
+from ragkit.evidence.fit import SentenceFit
 from ragkit.evidence.relevant_values import read_relevant_values
 from ragkit.evidence.resolution_state import Item, Resolution, iso_day
 from ragkit.evidence.roles import assign_roles
@@ -102,6 +103,8 @@ def resolve(
     evidence: Sequence[Evidence],
     as_of: str | dt.date | None = None,
     caller: Scope | Mapping[str, Any] | None = None,
+    *,
+    fit: SentenceFit | None = None,
 ) -> DecisionRecord:
     """Resolve delivered evidence into a :class:`DecisionRecord` (rules in the module docstring).
 
@@ -114,11 +117,14 @@ def resolve(
             ``None`` skips date checks and says so in ``to_confirm``.
         caller: a :class:`ragkit.core.scope.Scope` or ``None`` (scope not checked; said in
             ``to_confirm``).
+        fit: a :class:`ragkit.evidence.fit.SentenceFit`: a value whose sentence the cross-encoder
+            finds answering the question is relevant even when it shares no word with it (rule 6).
+            ``None`` (the default): relevance by shared words only, no model loaded.
 
     Raises:
         ValidationError: empty question, evidence that is not :class:`Evidence`, a bad date or caller.
     """
-    r = Resolution(question, evidence, as_of, caller)
+    r = Resolution(question, evidence, as_of, caller, fit)
     apply_gates(r)
     reject_decoys(r)
     follow_supersedes(r)

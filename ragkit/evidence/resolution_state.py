@@ -26,14 +26,16 @@ from ragkit.core.errors import ValidationError
 from ragkit.core.records import GLOBAL_TENANT, parse_time
 from ragkit.core.scope import Scope, as_scope
 from ragkit.evidence.decision import Conflict
+from ragkit.evidence.fit import SentenceFit
 from ragkit.evidence.spans import Evidence
-from ragkit.text.profile import bundled_profile
+from ragkit.text.asking import ask_of, is_yes_no
+from ragkit.text.profile_views import ProfileMap
 from ragkit.text.relevance import CAUSAL_QUESTION, CODE, DEONTIC_QUESTION, NOT_CODES, mentions, question_terms
 from ragkit.text.values import Value, asked_forms, asked_id_shape, asked_kind, read_values
 from ragkit.text.words import stem
 
 #: Authority ranks (the profile's ``authority_ranks``; equal to :data:`ragkit.core.records.AUTHORITY_RANK`).
-_RANKS = bundled_profile().authority_ranks
+_RANKS: ProfileMap[int] = ProfileMap("authority_ranks")
 
 __all__ = ["Item", "Resolution", "iso_day", "names_identifier", "refers_to"]
 
@@ -55,6 +57,7 @@ class Item:
         role: when selected: ``decisive``, ``qualifier``, ``hop`` or ``support``.
         matched: what the question names that the value's sentence names too.
         off_code: a value was skipped because it is stated for another code.
+        fit: the cross-encoder's logit for the value's sentence (0.0 when resolution runs without one).
     """
 
     ev: Evidence
@@ -69,6 +72,7 @@ class Item:
     role: str = ""
     matched: frozenset[str] = frozenset()
     off_code: bool = False
+    fit: float = 0.0
 
     @property
     def val(self) -> str:
@@ -135,8 +139,10 @@ class Resolution:
         evidence: Sequence[Evidence],
         as_of: str | dt.date | None,
         caller: Scope | Mapping[str, Any] | None,
+        fit: SentenceFit | None = None,
     ):
-        """Read ``question`` and take the delivered ``evidence`` (duplicates by citation once)."""
+        """Read ``question`` and take the delivered ``evidence`` (duplicates by citation once);
+        ``fit`` judges answering sentences (a :class:`ragkit.evidence.fit.SentenceFit`; ``None``: words)."""
         if not isinstance(question, str) or not question.strip():
             raise ValidationError("question must be a non-empty string", field="question")
         bad = [type(e).__name__ for e in evidence if not isinstance(e, Evidence)]
@@ -147,30 +153,37 @@ class Resolution:
                 field="evidence",
             )
         self.question = question
+        self.fit = fit
         # the kit's convention (ragkit.core.records.parse_time): a bare date means midnight UTC
         self.moment = parse_time(as_of, field_name="as_of")
         self.scope = as_scope(caller)
+        # what the question asks is read from its asking sentences (ragkit.text.asking.ask_of);
+        # the identifiers it names, from the whole message
+        ask = ask_of(question)
+        self.ask = ask
+        self.yes_no = is_yes_no(question)
         self.forms = asked_forms(question)
-        self.causal = bool(CAUSAL_QUESTION.search(question))
-        self.deontic = bool(DEONTIC_QUESTION.search(question))
+        self.causal = bool(CAUSAL_QUESTION.search(ask))
+        self.deontic = bool(DEONTIC_QUESTION.search(ask))
         self.kind = asked_kind(question)
-        self.shape = asked_id_shape(question) if "id" in self.forms else None
+        self.shape = asked_id_shape(ask) if "id" in self.forms else None
         seen: dict[str, Item] = {}
         for e in evidence:
             seen.setdefault(e.citation, Item(e))
         self.items = list(seen.values())
         self.to_confirm: list[str] = []
         self.unresolved: list[Conflict] = []
-        self.terms = question_terms(question)
+        self.terms = question_terms(ask)
         tenants = {i.ev.envelope.tenant for i in self.items} - {GLOBAL_TENANT}
+        self.tenants = {t.lower() for t in tenants}
         if self.scope is not None and self.scope.tenant not in ("*", GLOBAL_TENANT):
             tenants.add(self.scope.tenant)
         self.asked_tenants = {t for t in tenants if mentions(question, t)}
         self.predicate = self.terms - {stem(t) for t in tenants}
         self.ids = [v.surface for v in read_values(question, forms=("id",))]
-        self.codes = {c for c in re.findall(CODE, question) if c not in NOT_CODES}
+        self.codes = {c for c in re.findall(CODE, ask) if c not in NOT_CODES}
         # what the question names: codes (EUR, GBP), identifiers, tenants; see the neighbouring-fact rule
-        self.entities = set(re.findall(r"\b[A-Z]{2,5}\b", question)) | set(self.ids) | self.asked_tenants
+        self.entities = set(re.findall(r"\b[A-Z]{2,5}\b", ask)) | set(self.ids) | self.asked_tenants
 
     def alive(self) -> list[Item]:
         """The items not rejected (yet)."""

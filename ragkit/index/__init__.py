@@ -2,13 +2,14 @@
 
 ``settings`` (how an index is built, what a sync changed), ``embedder`` (the lazily loaded,
 checked model), ``segments`` (immutable batches of rows and their merge policy), ``snapshots``
-(one immutable version), ``manifest`` (what a generation records per document), ``storage``
+(one immutable version), ``manifest`` (what a generation records per document), ``profiles``
+(the corpus profile a generation keeps), ``storage``
 (the crash-safe folder), ``index`` (the :class:`Index` itself), ``build`` and ``freshness``
 (keeping an index current), ``links`` and ``backend`` (the seam every reader goes through).
 """
 
 from ragkit.index.backend import Backend, MaskSelection, Selection, SnapshotBackend, as_backend
-from ragkit.index.build import DEFAULT_CACHE, build_or_update, default_index_path
+from ragkit.index.build import DEFAULT_CACHE, build_or_update, default_index_path, read_profile_file
 from ragkit.index.embedder import LazyEmbedder
 from ragkit.index.freshness import (
     FolderSync,
@@ -23,6 +24,7 @@ from ragkit.index.freshness import (
 from ragkit.index.index import Index
 from ragkit.index.links import DocumentLinks, LinkGraph
 from ragkit.index.manifest import doc_fingerprint, new_manifest
+from ragkit.index.profiles import manifest_profile, with_profile
 from ragkit.index.segments import MAX_SEGMENTS, Segment
 from ragkit.index.settings import FORMAT_VERSION, IndexSettings, SyncReport
 from ragkit.index.snapshots import Snapshot
@@ -69,6 +71,9 @@ __all__ = [
     "Watcher",
     "as_backend",
     "build_or_update",
+    "read_profile_file",
+    "manifest_profile",
+    "with_profile",
     "cleanup",
     "commit_generation",
     "crash_point",

@@ -42,6 +42,7 @@ from ragkit.documents.chunking import chunk_documents
 from ragkit.index import storage
 from ragkit.index.embedder import LazyEmbedder
 from ragkit.index.manifest import doc_fingerprint, new_manifest, now, source_changed_at, updated_manifest
+from ragkit.index.profiles import manifest_profile
 from ragkit.index.segments import Segment, merge_if_needed, merge_segments, recover_hint
 from ragkit.index.settings import FORMAT_VERSION, READABLE_FORMATS, IndexSettings, SyncReport
 from ragkit.index.snapshots import Snapshot
@@ -83,6 +84,9 @@ class Index:
             (segments[0].vectors.shape[1] if segments and segments[0].vectors.ndim == 2 else 384)
         self._snap = Snapshot(segments, doc_home, self.settings, self._embedder, generation, dim,
                               manifest.get("relocated"))
+
+    profile = property(lambda self: manifest_profile(self.manifest),
+                       doc="The corpus profile kept with the index (the bundled one for an older index).")
 
     def snapshot(self) -> Snapshot:
         """The current immutable version; use it for every read of one search or tool call."""

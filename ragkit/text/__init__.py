@@ -6,12 +6,22 @@ from ragkit.text.profile import (
     BUNDLED_PROFILE_PATH,
     PROFILE_FIELDS,
     CorpusProfile,
+    active_profile,
     bundled_profile,
     load_profile,
     load_profile_text,
     profile_from_mapping,
+    using_profile,
 )
 from ragkit.text.profile_derive import NEW_AUTHORITY_RANK, SHAPE_CATALOGUE, derive_profile
+from ragkit.text.profile_views import (
+    ProfileMap,
+    ProfileRegex,
+    ProfileSeq,
+    ProfileText,
+    ProfileValue,
+    ProfileWords,
+)
 from ragkit.text.relevance import (
     CAUSAL_QUESTION,
     CAUSE,
@@ -92,6 +102,14 @@ __all__ = [
     "PROFILE_FIELDS",
     "SHAPE_CATALOGUE",
     "bundled_profile",
+    "active_profile",
+    "using_profile",
+    "ProfileValue",
+    "ProfileWords",
+    "ProfileRegex",
+    "ProfileSeq",
+    "ProfileMap",
+    "ProfileText",
     "derive_profile",
     "load_profile",
     "load_profile_text",

@@ -63,7 +63,8 @@ def normalise_value(kind: str, text: str) -> str:
     if kind == "amount":
         m = re.search(r"\b([A-Z]{3})\s?(\d[\d,]*(?:\.\d+)?)", raw)
         if not m:
-            raise ValidationError(f"no amount like 'EUR 25,000' in {text!r}", field="value")
+            raise ValidationError(f"no amount (a currency code, a number: 'XYZ 25,000') in {text!r}",
+                                  field="value")
         number = m.group(2).replace(",", "")
         if "." in number:
             number = number.rstrip("0").rstrip(".")

@@ -30,19 +30,22 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
 import functools
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ragkit.core.errors import ValidationError
 
-__all__ = ["CorpusProfile", "PROFILE_FIELDS", "BUNDLED_PROFILE_PATH", "load_profile", "load_profile_text",
-           "profile_from_mapping", "bundled_profile"]
+__all__ = ["CorpusProfile", "PROFILE_FIELDS", "SOURCE_ROLES", "BUNDLED_PROFILE_PATH", "load_profile",
+           "load_profile_text", "profile_from_mapping", "upgrade_profile_data", "bundled_profile",
+           "active_profile", "using_profile"]
 
 #: The bundled course corpus's profile (written from the lists the modules held before it existed).
 BUNDLED_PROFILE_PATH = Path(__file__).resolve().parents[2] / "datasets" / "opscorpus" / "profile.json"
@@ -59,9 +62,12 @@ class CorpusProfile:
             (:mod:`ragkit.evidence.resolution`, ``lower_authority``); an unlisted authority ranks 0.
         source_roles: (roles) what the policy does with a source type -> the types that play it:
             ``thread`` (a thread's own links are read), ``thread_replies`` (listed and read by id),
-            ``ticket`` (listed by its links when no search is left), ``titled_thread`` (its title's
-            key is searched), ``own_thread`` (named in its own thread), ``rule`` (a standing rule
-            that a newer rule may cite), ``policy`` / ``rollout`` (the target of a chain question).
+            ``listed_by_links`` (listed by its links when no search is left), ``titled_thread`` (its
+            title's key is searched), ``own_thread`` (named in its own thread), ``rule`` (a standing
+            rule that a newer rule may cite), ``chain_rule_target`` / ``chain_change_target`` (the
+            source type whose content a chain question asks for when it matches
+            ``rule_target_cues`` / ``change_target_cues``; the first type listed is the target).
+            Only these role names are accepted (:data:`SOURCE_ROLES`).
         statuses: (regex words) the values a status field holds (``blocked``, ``rolled back``),
             matched case-insensitively as whole words.
         currencies: (regex words) the currency codes an amount starts with (``EUR 25,000``),
@@ -87,6 +93,11 @@ class CorpusProfile:
             against the lower-cased question.
         asked_shapes: (named regexes) shape -> the words of a question that ask for that shape of
             identifier; matched against the lower-cased question.
+        instruction_sources: (regex words) the corpus's names of the sources that hold guidance
+            (``polic(y|ies)``, ``runbook``): text that asks to ignore or override one is
+            instruction-shaped (:func:`ragkit.text.looks_like_instruction`, next to the general
+            words ``instructions``, ``guidance``, ``rules``, ``prompt``, ``sources``); matched
+            case-insensitively as whole words.
         cause_cues: (regex) a sentence states a cause (resolution's relevance).
         stated_cause_cues: (regex) a passage states a cause (the policy's reading).
         root_cause_cues: (regex) a sentence names the root cause.
@@ -102,8 +113,10 @@ class CorpusProfile:
         hop_cues: (regex) a sentence points at another record (the policy follows it).
         relation_cues: (regex) the words before an identifier that make it the origin of a
             relation ("the fix for X"), matched at the end of the text before the identifier.
-        policy_target: (regex) a chain question asks for a policy's content.
-        rollout_target: (regex) a chain question asks for a rollout's content.
+        rule_target_cues: (regex) a chain question asks for a rule's content (the source type of
+            the ``chain_rule_target`` role).
+        change_target_cues: (regex) a chain question asks for a shipped change's content (the
+            source type of the ``chain_change_target`` role).
     """
 
     name: str = ""
@@ -126,6 +139,7 @@ class CorpusProfile:
     condition_stopwords: tuple[str, ...] = ()
     ask_rules: tuple[tuple[str, tuple[str, ...]], ...] = ()
     asked_shapes: tuple[tuple[str, str], ...] = ()
+    instruction_sources: tuple[str, ...] = ()
     cause_cues: str = r"(?!)"
     stated_cause_cues: str = r"(?!)"
     root_cause_cues: str = r"(?!)"
@@ -140,8 +154,8 @@ class CorpusProfile:
     rule_cues: str = r"(?!)"
     hop_cues: str = r"(?!)"
     relation_cues: str = r"(?!)"
-    policy_target: str = r"(?!)"
-    rollout_target: str = r"(?!)"
+    rule_target_cues: str = r"(?!)"
+    change_target_cues: str = r"(?!)"
 
     def to_dict(self) -> dict[str, Any]:
         """The profile as plain JSON values (lists for tuples), in field order."""
@@ -174,9 +188,43 @@ PROFILE_FIELDS: dict[str, str] = {
     "synonyms": "groups", "frame_words": "words", "generic_words": "words", "not_people": "words",
     "not_codes": "words", "contradiction_terms": "words", "contradiction_rounds": "groups",
     "condition_stopwords": "words", "ask_rules": "ask rules", "asked_shapes": "named regexes",
+    "instruction_sources": "regex words",
     **{f.name: "regex" for f in dataclasses.fields(CorpusProfile) if f.name.endswith(
-        ("_cues", "_grammar", "_question", "_ask", "_target"))},
+        ("_cues", "_grammar", "_question", "_ask"))},
 }
+
+#: The roles of ``source_roles`` (what the policy does with a source type; see :class:`CorpusProfile`).
+SOURCE_ROLES = ("thread", "thread_replies", "listed_by_links", "titled_thread", "own_thread", "rule",
+                "chain_rule_target", "chain_change_target")
+
+#: Names of older profile files -> their names now: ``(field, None)`` for a field, ``(field, role)``
+#: for a role of ``source_roles``.
+RENAMED: dict[tuple[str, str | None], str] = {
+    ("policy_target", None): "rule_target_cues",
+    ("rollout_target", None): "change_target_cues",
+    ("source_roles", "ticket"): "listed_by_links",
+    ("source_roles", "policy"): "chain_rule_target",
+    ("source_roles", "rollout"): "chain_change_target",
+}
+
+#: What :func:`ragkit.text.looks_like_instruction` read as guidance before ``instruction_sources``.
+_OLDER_INSTRUCTION_SOURCES = ["polic(y|ies)", "runbook"]
+
+
+def upgrade_profile_data(data: Mapping[str, Any]) -> dict[str, Any]:
+    """Parsed JSON of an older profile, upgraded: its names renamed (:data:`RENAMED`), the fields it
+    lacked set to what the code held then; newer data comes back as is. For the profiles the kit
+    wrote (an index manifest keeps one): a profile *file* with an old name is an error (the new name)."""
+    roles = data.get("source_roles")
+    roles = dict(roles) if isinstance(roles, Mapping) else {}
+    if not ({(k, None) for k in data} | {("source_roles", r) for r in roles}) & RENAMED.keys():
+        return dict(data)
+    out = {RENAMED.get((k, None), k): v for k, v in data.items()}
+    if roles:
+        out["source_roles"] = {RENAMED.get(("source_roles", r), r): v for r, v in roles.items()}
+    out.setdefault("instruction_sources", list(_OLDER_INSTRUCTION_SOURCES))
+    return out
+
 
 _FIX = {
     "str": 'a string, e.g. "my-corpus"',
@@ -248,15 +296,30 @@ def _field(name: str, kind: str, value: Any, where: str) -> Any:
             if not isinstance(v, int) or isinstance(v, bool):
                 raise _bad(name, kind, f"gives {k!r} the rank {json.dumps(v)}, not an integer", where)
         return dict(value)
+    for role in value if name == "source_roles" else ():
+        if role not in SOURCE_ROLES:
+            new = RENAMED.get((name, role))
+            why = f"the role '{role}', which is now called '{new}'; rename the key" if new else \
+                f"an unknown role '{role}'; the roles are: {', '.join(SOURCE_ROLES)}"
+            raise ValidationError(f"profile field 'source_roles' names {why}", field=name, where=where)
     return {k: _words(name, kind, v, where) for k, v in value.items()}
 
 
-def profile_from_mapping(data: Mapping[str, Any], *, where: str = "profile") -> CorpusProfile:
+def profile_from_mapping(data: Mapping[str, Any], *, where: str = "profile",
+                         upgrade: bool = False) -> CorpusProfile:
     """A :class:`CorpusProfile` from parsed JSON; a missing field keeps its default, an unknown or
-    malformed one raises :class:`ragkit.core.ValidationError` naming the field and the fix."""
+    malformed one raises :class:`ragkit.core.ValidationError` naming the field and the fix (an old
+    name: its new name). ``upgrade``: read an older profile's names (:func:`upgrade_profile_data`)."""
     if not isinstance(data, Mapping):
         raise ValidationError(f"a profile must be a JSON object, got {type(data).__name__}", where=where)
+    if upgrade:
+        data = upgrade_profile_data(data)
     unknown = sorted(set(data) - set(PROFILE_FIELDS))
+    renamed = [k for k in unknown if (k, None) in RENAMED]
+    if renamed:
+        raise ValidationError(
+            f"profile field '{renamed[0]}' is now called '{RENAMED[renamed[0], None]}'; rename it "
+            f"(its value stays the same)", field=renamed[0], where=where)
     if unknown:
         raise ValidationError(
             f"unknown profile field '{unknown[0]}'; the fields are: {', '.join(PROFILE_FIELDS)}",
@@ -264,14 +327,15 @@ def profile_from_mapping(data: Mapping[str, Any], *, where: str = "profile") -> 
     return CorpusProfile(**{k: _field(k, PROFILE_FIELDS[k], v, where) for k, v in data.items()})
 
 
-def load_profile_text(text: str, *, where: str = "profile") -> CorpusProfile:
-    """A :class:`CorpusProfile` from a JSON document (see :func:`load_profile`)."""
+def load_profile_text(text: str, *, where: str = "profile", upgrade: bool = False) -> CorpusProfile:
+    """A :class:`CorpusProfile` from a JSON document (see :func:`load_profile`; ``upgrade``: see
+    :func:`profile_from_mapping`)."""
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ValidationError(f"not valid JSON ({exc.msg} at line {exc.lineno}); fix the file's syntax",
                               where=where) from None
-    return profile_from_mapping(data, where=where)
+    return profile_from_mapping(data, where=where, upgrade=upgrade)
 
 
 def load_profile(path: str | Path) -> CorpusProfile:
@@ -290,3 +354,41 @@ def load_profile(path: str | Path) -> CorpusProfile:
 def bundled_profile() -> CorpusProfile:
     """The bundled course corpus's profile (:data:`BUNDLED_PROFILE_PATH`), read once per process."""
     return load_profile(BUNDLED_PROFILE_PATH)
+
+
+_ACTIVE: contextvars.ContextVar[CorpusProfile | None] = contextvars.ContextVar("ragkit_profile", default=None)
+
+
+def active_profile() -> CorpusProfile:
+    """The profile the text, evidence and policy modules read now: the one set by the innermost
+    :func:`using_profile` of this context (thread or task), else :func:`bundled_profile`.
+
+    Example:
+        >>> active_profile() is bundled_profile()
+        True
+    """
+    profile = _ACTIVE.get()
+    return bundled_profile() if profile is None else profile
+
+
+@contextlib.contextmanager
+def using_profile(profile: CorpusProfile | None) -> Iterator[CorpusProfile]:
+    """Make ``profile`` the :func:`active_profile` inside the ``with`` block (``None`` keeps the
+    current one); the previous one is restored on leaving, also on an error.
+
+    Example:
+        >>> other = bundled_profile().replace(name="other")
+        >>> with using_profile(other) as p:
+        ...     active_profile().name
+        'other'
+        >>> active_profile() is bundled_profile()
+        True
+    """
+    if profile is None:
+        yield active_profile()
+        return
+    token = _ACTIVE.set(profile)
+    try:
+        yield profile
+    finally:
+        _ACTIVE.reset(token)

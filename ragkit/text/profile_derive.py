@@ -16,6 +16,11 @@ returns) and fills the corpus-specific fields of a profile from them:
 * **currencies**: upper-case codes written before an amount (``EUR 25,000``) that the base
   profile knows as currencies; the base list when the text has none.
 * **contradiction words**: the base profile's, kept only where the corpus uses them.
+* **source roles**: the base profile's roles, each with the corpus's types among its members
+  (a role none of whose types occurs is left out).
+* **instruction sources** (the names of guidance sources that an injection asks to ignore): the
+  base profile's words that name a source type of the corpus, and the corpus's ``rule`` types
+  that no word names (escaped); none when the corpus has no such type.
 
 Every other field (the general-English cue lists, the synonyms, the ask rules) comes from the
 base profile, :func:`ragkit.text.bundled_profile` unless one is given.
@@ -142,6 +147,12 @@ def derive_profile(documents: Sequence[Document], *, name: str = "", base: Corpu
     need = max(2, frame_share * len(documents))
     frame = sorted(w for w, n in df.items() if n >= need and len(w) > 3)
 
+    rule_types = roles.get("rule", ())
+    instruction_sources = [w for w in base.instruction_sources
+                           if any(re.fullmatch(w, t, re.IGNORECASE) for t in types)]
+    instruction_sources += [re.escape(t) for t in rule_types
+                            if not any(re.fullmatch(w, t, re.IGNORECASE) for w in instruction_sources)]
+
     known_money = set(base.currencies)
     money = Counter(c for t in texts for c in re.findall(r"\b([A-Z]{3})\s?\d", t) if c in known_money)
     corpus_words = {w for t in texts for w in _WORD.findall(t.lower())}
@@ -160,4 +171,5 @@ def derive_profile(documents: Sequence[Document], *, name: str = "", base: Corpu
         frame_words=frame,
         contradiction_terms=[w for w in base.contradiction_terms if w in corpus_words],
         contradiction_rounds=[[w for w in r if w in corpus_words] for r in base.contradiction_rounds],
+        instruction_sources=instruction_sources,
     )

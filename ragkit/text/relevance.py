@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 
 from ragkit.text.normalise import MONTH_NUMBER
-from ragkit.text.profile import bundled_profile
+from ragkit.text.profile_views import ProfileRegex, ProfileWords
 from ragkit.text.words import QUESTION_STOPWORDS, WEEKDAYS, stem
 
 __all__ = [
@@ -64,29 +64,28 @@ def question_terms(text: str) -> set[str]:
     return out
 
 
-_PROFILE = bundled_profile()
 #: A sentence says something was completed (the profile's ``completion_cues``).
-COMPLETED = re.compile(_PROFILE.completion_cues, re.IGNORECASE)
+COMPLETED = ProfileRegex("completion_cues", re.IGNORECASE)
 #: A condition's event, in group ``event`` (``until cutover``; the profile's ``condition_grammar``).
-CONDITION = re.compile(_PROFILE.condition_grammar, re.IGNORECASE)
+CONDITION = ProfileRegex("condition_grammar", re.IGNORECASE)
 #: A question asks why (the profile's ``causal_question``).
-CAUSAL_QUESTION = re.compile(_PROFILE.causal_question, re.IGNORECASE)
+CAUSAL_QUESTION = ProfileRegex("causal_question", re.IGNORECASE)
 #: A sentence states a cause (the profile's ``cause_cues``).
-CAUSE = re.compile(_PROFILE.cause_cues, re.IGNORECASE)
+CAUSE = ProfileRegex("cause_cues", re.IGNORECASE)
 
 CODE = re.compile(r"(?<![\w-])[A-Z]{3}(?![\w-])")
 #: Upper-case words that are not codes of things a question can be about (time zones, clock
 #: words; the profile's ``not_codes``).
-NOT_CODES = set(_PROFILE.not_codes)
+NOT_CODES = ProfileWords("not_codes")
 #: "... which is how they spotted it" says how a problem was found, not what caused it
 #: (the profile's ``detection_cues``).
-DETECTION = re.compile(_PROFILE.detection_cues, re.IGNORECASE)
+DETECTION = ProfileRegex("detection_cues", re.IGNORECASE)
 #: A question asks what is required (the profile's ``deontic_question``).
-DEONTIC_QUESTION = re.compile(_PROFILE.deontic_question, re.IGNORECASE)
+DEONTIC_QUESTION = ProfileRegex("deontic_question", re.IGNORECASE)
 #: A sentence states an obligation (the profile's ``deontic_cues``).
-DEONTIC = re.compile(_PROFILE.deontic_cues, re.IGNORECASE)
+DEONTIC = ProfileRegex("deontic_cues", re.IGNORECASE)
 #: A sentence names the root cause (the profile's ``root_cause_cues``).
-ROOT_CAUSE = re.compile(_PROFILE.root_cause_cues, re.IGNORECASE)
+ROOT_CAUSE = ProfileRegex("root_cause_cues", re.IGNORECASE)
 
 MONTH_NAMES = sorted(MONTH_NUMBER, key=MONTH_NUMBER.__getitem__)
 

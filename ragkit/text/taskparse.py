@@ -36,8 +36,9 @@ from dataclasses import dataclass, field
 
 from ragkit.core.errors import ValidationError
 from ragkit.core.records import parse_time
+from ragkit.text.asking import ask_of
 from ragkit.text.normalise import MONTHS
-from ragkit.text.profile import bundled_profile
+from ragkit.text.profile_views import ProfileRegex
 from ragkit.text.words import TASK_ID_PATTERNS, TASK_STOPWORDS, WEEKDAYS, prefix5
 
 __all__ = [
@@ -54,10 +55,10 @@ __all__ = [
 _MONTH_RE = "|".join(m.capitalize() for m in MONTHS) + "|" + "|".join(m[:3].capitalize() for m in MONTHS)
 
 # words that mark a question about what happened (an event), not which rule holds
-_EVENT = re.compile(bundled_profile().event_cues, re.IGNORECASE)
+_EVENT = ProfileRegex("event_cues", re.IGNORECASE)
 
 # words that mark a question about a standing rule or state, where validity at a moment matters
-_RULE = re.compile(bundled_profile().rule_cues, re.IGNORECASE)
+_RULE = ProfileRegex("rule_cues", re.IGNORECASE)
 
 @dataclass(frozen=True)
 class TaskFrame:
@@ -67,10 +68,12 @@ class TaskFrame:
         task: the task text.
         tenant: the caller's tenant (``"*"`` for an operator).
         identifiers: identifiers in the order they appear.
-        names: capitalised names other than the caller's tenant and month names.
+        names: capitalised names in the asking sentences, other than the caller's tenant and months.
         tenant_named: whether the task names the caller's tenant (``Acme``, ``our``).
-        words: content words (lower case, stopwords, identifiers and dates removed).
-        predicate: content words that are not names: what is asked about the entity.
+        words: content words (lower case; stopwords, identifiers and dates removed) of the whole
+            message for an event question, of its asking sentences for a rule: what finds it.
+        predicate: content words of the asking sentences (:func:`ragkit.text.asking.ask_of`) that
+            are not names: what is asked about the entity.
         date: a full date in the task (ISO), if any.
         period: ``(start, end)`` ISO dates of a month named in the task, end exclusive.
         event: True when the task asks what happened (past tense), False when it asks which
@@ -260,6 +263,9 @@ def parse_task(task: str, *, tenant: str = "*", as_of: object = None) -> TaskFra
             "task must be a non-empty question, e.g. 'Which commit fixed OPS-3318?'", field="task"
         )
     moment = parse_time(as_of, field_name="as_of")
+    # what is asked comes from the asking sentences of a longer message (ragkit.text.asking);
+    # identifiers, the tenant and dates from the whole message
+    ask = ask_of(task)
     ids = find_identifiers(task)
     id_values = [v for v, _ in ids]
     id_words = {w.lower() for v in id_values for w in re.findall(r"[A-Za-z0-9_\-.]+", v)}
@@ -269,6 +275,8 @@ def parse_task(task: str, *, tenant: str = "*", as_of: object = None) -> TaskFra
     for m in re.finditer(r"(?<![\w'])([A-Z][a-z][A-Za-z\-]+)('s)?", task):
         word = m.group(1)
         opener = m.start() == 0 or bool(re.search(r"[.?!:]\s*$", task[: m.start()]))
+        if word not in ask and word.lower() != tenant.lower():
+            continue  # named only around the question (who is asking, for whom): not what is asked
         if word.lower() in month_words or word.lower() in TASK_STOPWORDS:
             continue
         if opener and not m.group(2):
@@ -281,14 +289,18 @@ def parse_task(task: str, *, tenant: str = "*", as_of: object = None) -> TaskFra
     names = [n for n in names if n.lower() != lowered_tenant]
     date = _task_date(task)
     period = _task_period(task, moment, date)
-    words = content_words(task, drop=id_words)
+    event = bool(_EVENT.search(ask)) or not _RULE.search(ask)
+    # what happened is found by everything the message says about it ("the complaint was that
+    # weekend sales were missing"); a standing rule by the ask alone. What is asked of it is the
+    # ask's words either way
+    words = content_words(task if event else ask, drop=id_words)
     words = [w for w in words if not re.fullmatch(r"\d+(st|nd|rd|th)?", w)]
+    asked = set(content_words(ask, drop=id_words))
     name_words = {n.lower() for n in names} | {lowered_tenant} | month_words
-    predicate = tuple(w for w in words if w not in name_words)
-    event = bool(_EVENT.search(task)) or not _RULE.search(task)
+    predicate = tuple(w for w in words if w not in name_words and w in asked)
     valid_at = None if event else (date or (moment.date().isoformat() if moment else None))
     qualifiers = tuple(
-        dict.fromkeys(m for m in re.findall(r"\b[A-Z]{2,5}\b", task) if not any(m in v for v in id_values))
+        dict.fromkeys(m for m in re.findall(r"\b[A-Z]{2,5}\b", ask) if not any(m in v for v in id_values))
     )
     return TaskFrame(
         task=task,

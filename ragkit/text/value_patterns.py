@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 from ragkit.text.normalise import MONTH_NUMBER
-from ragkit.text.profile import bundled_profile
+from ragkit.text.profile_views import ProfileRegex, ProfileText, ProfileWords
 from ragkit.text.words import ID_VALUE_PATTERN, WEEKDAYS
 
 __all__ = [
@@ -57,25 +57,25 @@ KIND_FORMS: dict[str, tuple[str, ...]] = {
 
 #: Currency codes an amount starts with (``EUR 25,000``), as one regex alternation (the profile's
 #: ``currencies``).
-CURRENCIES = "|".join(bundled_profile().currencies)
+CURRENCIES = ProfileText(lambda p: "|".join(p.currencies))
 #: Month names and their abbreviations, longest first, as one regex alternation.
 MONTH_WORDS = "|".join(
     sorted({m for m in MONTH_NUMBER} | {m[:3] for m in MONTH_NUMBER} | {"sept"}, key=len, reverse=True)
 )
 #: The words a status field holds (``Status: blocked``), as one regex alternation (the profile's
 #: ``statuses``).
-STATUS_WORDS = "|".join(bundled_profile().statuses)
+STATUS_WORDS = ProfileText(lambda p: "|".join(p.statuses))
 
 #: What each form of :data:`FORMS` looks like in a text (``id`` is
 #: :data:`ragkit.text.words.ID_VALUE_PATTERN`).
-FORM_PATTERNS: dict[str, re.Pattern[str]] = {
+FORM_PATTERNS: dict[str, re.Pattern[str] | ProfileRegex] = {
     "time": re.compile(
         r"(?<![\d.,:-])(?:[01]?\d|2[0-3]):[0-5]\d(?![\d:])"
         r"|(?<![\d.,])(?:[01]?\d|2[0-3])\.[0-5]\d(?=\s*(?:am|pm|a\.m\.|p\.m\.|CET|CEST|UTC|GMT|h)\b)"
         r"|(?<![\d.,:])(?:1[0-2]|0?[1-9])\s*[ap](?:\.m\.|m\b)",
         re.IGNORECASE,
     ),
-    "amount": re.compile(rf"\b(?:{CURRENCIES})\s?\d[\d,]*(?:\.\d+)?(?![\d.]*\d)"),
+    "amount": ProfileRegex("currencies", transform=lambda c: rf"\b(?:{c})\s?\d[\d,]*(?:\.\d+)?(?![\d.]*\d)"),
     "date": re.compile(
         rf"\b\d{{4}}-\d{{2}}-\d{{2}}(?!\d)"
         rf"|\b\d{{1,2}}\s+(?:{MONTH_WORDS})\.?,?\s+\d{{4}}\b"
@@ -84,10 +84,12 @@ FORM_PATTERNS: dict[str, re.Pattern[str]] = {
     ),
     "id": ID_VALUE_PATTERN,
     "person": re.compile(
-        r"(?:(?<=\bby )|(?<=\bfrom )|(?<=: )|(?<=\| )|(?<=\bowner )|(?<=\bto ))"
+        r"(?:(?<=\bby )|(?<=\bfrom )|(?<=: )|(?<=\bowner )|(?<=\bto ))"
         r"[A-Z][a-z]{2,}(?:-[A-Z][a-z]+)?\b(?![ -]?[A-Z]?[a-z]*\d)"
+        # a table cell holds a name alone ("| Albrecht |"), not a sentence ("| Move the job |")
+        r"|(?<=\| )[A-Z][a-z]{2,}(?:-[A-Z][a-z]+)?\b(?=(?:\s+[A-Z][a-z]+)?\s*\|)"
     ),
-    "status": re.compile(rf"(?<![\w-])(?:{STATUS_WORDS})(?![\w-])", re.IGNORECASE),
+    "status": ProfileRegex("statuses", re.IGNORECASE, lambda s: rf"(?<![\w-])(?:{s})(?![\w-])"),
     "duration": re.compile(
         r"\b\d+(?:\.\d+)?\s*(?:business days?|working days?|seconds?|minutes?|hours?|days?|weeks?|"
         r"months?|years?)\b",
@@ -99,8 +101,6 @@ FORM_PATTERNS: dict[str, re.Pattern[str]] = {
 
 #: Capitalised words that are not people: months, weekdays and the profile's ``not_people``
 #: (table headers, common labels).
-NOT_PEOPLE = (
-    {m.capitalize() for m in MONTH_NUMBER}
-    | {d.capitalize() for d in WEEKDAYS}
-    | set(bundled_profile().not_people)
+NOT_PEOPLE = ProfileWords(
+    lambda p: {m.capitalize() for m in MONTH_NUMBER} | {d.capitalize() for d in WEEKDAYS} | set(p.not_people)
 )

@@ -34,8 +34,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from ragkit.core.errors import ValidationError
+from ragkit.text.asking import ask_of, is_yes_no
 from ragkit.text.normalise import VALUE_KINDS, normalise_value
-from ragkit.text.profile import bundled_profile
+from ragkit.text.profile_views import ProfileSeq
 from ragkit.text.value_patterns import CURRENCIES, FORM_KIND, FORM_PATTERNS, FORMS, KIND_FORMS, NOT_PEOPLE
 
 __all__ = [
@@ -148,30 +149,42 @@ def read_values(text: str, kind: str | None = None, *, forms: Sequence[str] | No
 # what a question asks for
 
 # the profile's ``ask_rules``: (pattern, forms), first match wins
-_ASK_RULES: tuple[tuple[str, tuple[str, ...]], ...] = bundled_profile().ask_rules
+_ASK_RULES: ProfileSeq[tuple[str, tuple[str, ...]]] = ProfileSeq(lambda p: p.ask_rules)
 
 def asked_forms(question: str) -> tuple[str, ...]:
     """The forms of value a question asks for, most likely first; ``()`` for a free-text answer.
 
-    Rules are tried in order; the first whose pattern matches the question wins (a list
-    of documented regexes, not a model: extend the profile's ``ask_rules`` for a new domain).
+    Only the part of a message that asks is read (:func:`ragkit.text.asking.ask_of`). Rules
+    are tried in order; the first whose pattern matches wins (a list of documented regexes, not
+    a model: extend the profile's ``ask_rules`` for a new domain). A yes/no question
+    (:func:`ragkit.text.asking.is_yes_no`) that proposes a value ("still 11:15?", "an 8%
+    reserve?") asks for a value of that value's form: its forms come first.
 
     Example:
         >>> asked_forms("Which commit fixed OPS-3318?"), asked_forms("Why did the batch fail?")
         (('id',), ())
         >>> asked_forms("Follow OPS-1891 to the policy: what limit does the clause set?")[:2]
         ('amount', 'duration')
+        >>> asked_forms("Are we still capped at 3 retries for payouts?")[0]
+        'count'
     """
-    q = question.lower()
+    ask = ask_of(question)
+    q = ask.lower()
+    ruled: tuple[str, ...] = ()
     for pattern, forms in _ASK_RULES:
         if re.search(pattern, q):
-            return forms
-    return ()
+            ruled = forms
+            break
+    if is_yes_no(question):
+        proposed = [v.form for v in read_values(ask) if v.form != "id" or v.form in ruled]
+        if proposed:
+            return tuple(dict.fromkeys([*proposed, *ruled]))
+    return ruled
 
 
 # the profile's ``asked_shapes``, as (pattern, shape)
-_ASKED_SHAPES: tuple[tuple[str, str], ...] = tuple(
-    (pattern, shape) for shape, pattern in bundled_profile().asked_shapes
+_ASKED_SHAPES: ProfileSeq[tuple[str, str]] = ProfileSeq(
+    lambda p: ((pattern, shape) for shape, pattern in p.asked_shapes)
 )
 
 

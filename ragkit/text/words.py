@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import re
 
-from ragkit.text.profile import bundled_profile
+from ragkit.text.profile_views import ProfileMap, ProfileRegex, ProfileSeq
 
 __all__ = [
     "TASK_STOPWORDS",
@@ -92,8 +92,8 @@ WEEKDAYS = frozenset({"monday", "tuesday", "wednesday", "thursday", "friday", "s
 #: Words of one meaning (a small thesaurus of stems, the profile's ``synonyms``: extend it there
 #: for another domain): a predicate stated with one of them is stated with any ("finish rolling
 #: out" is what "| Completed | 2026-01-22 |" in a rollout record states).
-SAME_MEANING: tuple[tuple[str, ...], ...] = bundled_profile().synonyms
-_CANON = {w: group[0] for group in SAME_MEANING for w in group}
+SAME_MEANING: ProfileSeq[tuple[str, ...]] = ProfileSeq(lambda p: p.synonyms)
+_CANON: ProfileMap[str] = ProfileMap(lambda p: {w: group[0] for group in p.synonyms for w in group})
 
 
 def prefix5(word: str) -> str:
@@ -116,7 +116,7 @@ def stem(word: str) -> str:
         ('settl', 'rolli', 'fix')
     """
     out = word[:5] if len(word) >= 5 else word
-    return _CANON.get(out, out)
+    return _CANON.get_all().get(out, out)
 
 
 def word_stems(text: str) -> set[str]:
@@ -159,8 +159,8 @@ def compound_stems(text: str) -> set[str]:
 #: ``(kind, pattern)`` pairs that find identifiers in a task, tried in this order (an earlier
 #: kind claims its characters first); ``code`` takes its group 1, the text inside backticks.
 #: Used by :func:`ragkit.text.taskparse.find_identifiers`.
-TASK_ID_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (kind, re.compile(pattern)) for kind, pattern in bundled_profile().task_id_patterns
+TASK_ID_PATTERNS: ProfileSeq[tuple[str, re.Pattern[str]]] = ProfileSeq(
+    lambda p: ((kind, re.compile(pattern)) for kind, pattern in p.task_id_patterns)
 )  # key OPS-3318, account acme-9, function, docref runbook-v2, version 3.9.4, commit a41c9e2, code
 
 #: An identifier written in a span, as :func:`ragkit.text.values.read_values` reads the ``id``
@@ -168,18 +168,18 @@ TASK_ID_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
 #: (``OPS-3318``), a slug (``acme-9``, ``ops-2987-c3``, ``policy-v3``), a function name, a commit
 #: hash, or a build number. Wider than :data:`TASK_ID_PATTERNS` (one-digit keys, any slug ending
 #: in a number).
-ID_VALUE_PATTERN = re.compile(bundled_profile().id_value_pattern)
+ID_VALUE_PATTERN = ProfileRegex("id_value_pattern")
 
 #: ``(shape, pattern)`` pairs (the profile's ``id_shape_patterns``); the first pattern that matches
 #: a whole identifier names its shape (:func:`id_shape`): an error code (``E-4471``), a
 #: ticket/rollout/change key (``OPS-3318``), a commit hash, a function name, a build/version
 #: number, a lower-case slug (account, document id).
-ID_SHAPE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (shape, re.compile(pattern)) for shape, pattern in bundled_profile().id_shape_patterns
+ID_SHAPE_PATTERNS: ProfileSeq[tuple[str, re.Pattern[str]]] = ProfileSeq(
+    lambda p: ((shape, re.compile(pattern)) for shape, pattern in p.id_shape_patterns)
 )
 
 #: The shapes of :data:`ID_SHAPE_PATTERNS`, and ``other`` for anything else (backticked).
-ID_SHAPES = (*(shape for shape, _ in ID_SHAPE_PATTERNS), "other")
+ID_SHAPES: ProfileSeq[str] = ProfileSeq(lambda p: (*(shape for shape, _ in p.id_shape_patterns), "other"))
 
 
 def id_shape(surface: str) -> str:

@@ -65,9 +65,10 @@ Example:
 from ragkit.agent.offline.answers import abstention_text, answer_text, cite_each
 from ragkit.agent.offline.judging import Judgement
 from ragkit.agent.offline.moves import CONTRADICTION_TERMS
-from ragkit.agent.offline.policy import OfflinePolicy, OfflineRun
+from ragkit.agent.offline.policy import ABSTAIN_BELOW, OfflinePolicy, OfflineRun
 
 __all__ = [
+    "ABSTAIN_BELOW",
     "CONTRADICTION_TERMS",
     "Judgement",
     "OfflinePolicy",

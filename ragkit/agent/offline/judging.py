@@ -24,7 +24,7 @@ from ragkit.agent.offline.reading import about_task
 from ragkit.agent.state import AgentState, EvidenceUse
 from ragkit.evidence.decision import Decision, DecisionRecord, Rejected
 from ragkit.evidence.resolution import resolve
-from ragkit.text.profile import bundled_profile
+from ragkit.text.profile_views import ProfileWords
 from ragkit.text.untrusted import looks_like_instruction
 from ragkit.text.values import asked_id_shape
 from ragkit.text.words import SAME_MEANING, TASK_STOPWORDS, compound_stems, stem
@@ -44,12 +44,12 @@ _TASK_SEARCH = (
 
 #: Task words that say nothing about *what* is asked (they never count as coverage; the
 #: profile's ``generic_words``).
-GENERIC = frozenset(bundled_profile().generic_words)
+GENERIC = ProfileWords("generic_words")
 #: Words that frame a question in this corpus or name the kind of value asked, not the attribute
 #: (the profile's ``frame_words``): nearly every passage of a payments-operations corpus says
 #: settlement, batch or tenant, and a "date", "time" or "percentage" is what the value is, not
 #: what it is of.
-FRAME = frozenset(bundled_profile().frame_words)
+FRAME = ProfileWords("frame_words")
 
 @dataclass
 class Judgement:
@@ -100,7 +100,7 @@ class Judging(RunMemory):
             # a chain question asks what the last record of the chain says (the policy, the rollout)
             # (the other records stay counted: they are the links to follow)
             pool = [u for u in pool if u.item.get("source_type") == self.target]
-        record = resolve(state.task, [u.evidence for u in pool], as_of=state.as_of, caller=state.caller)
+        record = self._resolve(state, pool)
         # the decisive passage must name what the task qualifies the question with (CHF, EUR, a
         # surname) and state the asked attribute: otherwise it states a neighbouring fact; set it
         # aside and resolve again
@@ -137,7 +137,7 @@ class Judging(RunMemory):
             pool.remove(found)
             counted.remove(found)
             aside.append((found, "does not name " + ", ".join(lacking)))
-            record = resolve(state.task, [u.evidence for u in pool], as_of=state.as_of, caller=state.caller)
+            record = self._resolve(state, pool)
         # the record is frozen: the excerpts the agent set aside join its rejected sources in a new one
         set_aside = []
         for use, why in aside:
@@ -156,6 +156,11 @@ class Judging(RunMemory):
         decided = record.status == "decided" and record.decision is not None and checked
         missing = "" if decided else self._missing(record, counted)
         return Judgement(counted, aside, record, decided, missing)
+
+    def _resolve(self, state: AgentState, pool: Sequence[EvidenceUse]) -> DecisionRecord:
+        """Resolution over ``pool`` as the caller at ``as_of``, judging sentences with the run's fit."""
+        evidence = [u.evidence for u in pool]
+        return resolve(state.task, evidence, as_of=state.as_of, caller=state.caller, fit=self.fit)
 
     def _why_not(self, use: EvidenceUse, state: AgentState) -> str | None:
         """``None`` if the excerpt is about the task, else why it is set aside."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ragkit.evidence.fit import SentenceFit
 from ragkit.text.taskparse import TaskFrame
 
 __all__ = ["RunMemory"]
@@ -40,3 +41,6 @@ class RunMemory:
     # table header) and the title of the record it stood in; it carries the chain's predicate
     leads: dict[str, str] = field(default_factory=dict)
     via: set[str] = field(default_factory=set)  # task identifiers named only as a chain's origin
+    fit: SentenceFit | None = None  # judges answering sentences (None: shared words only)
+    # abstain when the decisive sentence's fit is below this logit (None: no such gate)
+    gate: tuple[SentenceFit, float] | None = None

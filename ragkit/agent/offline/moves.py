@@ -22,16 +22,16 @@ from ragkit.agent.offline.page import read_uses, visible
 from ragkit.agent.offline.passages import holder, named_in
 from ragkit.agent.offline.reading import HOP_CUES, ROLES
 from ragkit.agent.state import Action, AgentState
-from ragkit.text.profile import bundled_profile
+from ragkit.text.profile import active_profile
+from ragkit.text.profile_views import ProfileSeq
 from ragkit.text.taskparse import content_words, feedback_terms, find_identifiers, keyword_query
 from ragkit.text.untrusted import looks_like_instruction
 
 __all__ = ["CONTRADICTION_TERMS", "Moves"]
 
-_PROFILE = bundled_profile()
 #: Words that surface what would overturn a value (CURRICULUM section 7; the profile's
 #: ``contradiction_terms``).
-CONTRADICTION_TERMS = _PROFILE.contradiction_terms
+CONTRADICTION_TERMS: ProfileSeq[str] = ProfileSeq(lambda p: p.contradiction_terms)
 
 
 class Moves(Judging):
@@ -81,7 +81,7 @@ class Moves(Judging):
         chain = bool(HOP_CUES.search(self.frame.task))
         for use in judgement.counted:
             # outside a chain question, only a thread's own links are read (and successors, always)
-            thread = use.item.get("source_type") in ROLES["thread"]
+            thread = use.item.get("source_type") in ROLES.get("thread", ())
             linked = list(use.item.get("links") or []) if chain or thread else []
             for doc_id in [*linked, *(use.item.get("superseded_by") or [])]:
                 if doc_id not in have_docs and doc_id not in self.fetched and doc_id not in links:
@@ -93,15 +93,16 @@ class Moves(Judging):
             self.linked.update(batch)
             return Action("fetch", {"ids": batch}, "read documents linked from the evidence")
         # what a listing of links showed: the ticket's comments and reviews, read by id
-        listed = self._listed(state, ROLES["thread_replies"], have_docs)
+        listed = self._listed(state, ROLES.get("thread_replies", ()), have_docs)
         if listed is not None:
             return listed
         # with no search left, a ticket's thread is listed by its links instead of searched
         for use in judgement.counted if state.searches_left <= 0 else ():
             doc_id = str(use.item.get("doc_id"))
-            if use.item.get("source_type") in ROLES["ticket"] and doc_id not in self.related_done:
+            listed_type = use.item.get("source_type") in ROLES.get("listed_by_links", ())
+            if listed_type and doc_id not in self.related_done:
                 self.related_done.add(doc_id)
-                return Action("related", {"doc_id": doc_id}, "list what links to the ticket (its comments)")
+                return Action("related", {"doc_id": doc_id}, f"list what links to {doc_id} (its comments)")
         for use in judgement.counted if HOP_CUES.search(self.frame.task) else ():
             text = str(use.item.get("text", ""))
             for sentence in re.split(r"(?<=[.!?])\s+|\n", text):
@@ -112,7 +113,7 @@ class Moves(Judging):
         # a ticket about the task: its comments carry its key in their titles
         for use in judgement.counted:
             title = str(use.item.get("title", ""))
-            if use.item.get("source_type") in ROLES["titled_thread"] and state.searches_left > 0:
+            if use.item.get("source_type") in ROLES.get("titled_thread", ()) and state.searches_left > 0:
                 for ident, kind in find_identifiers(title):
                     low = ident.lower()
                     if kind == "key" and low not in self.followed and low not in self.searched_ids:
@@ -240,7 +241,7 @@ class Moves(Judging):
         """A value decided from a rule (runbook, policy): ask what links to that rule, and read
         the rules among them; a newer rule that overrides another usually cites it ("tenants
         that have not completed cutover keep the EUR cutoff in the settlement runbook")."""
-        rules = ROLES["rule"]
+        rules = ROLES.get("rule", ())
         listed = self._listed(state, rules, {str(u.item.get("doc_id")) for u in read_uses(state)})
         if listed is not None:
             return listed
@@ -278,7 +279,7 @@ class Moves(Judging):
                 words = [
                     w
                     for w in re.findall(r"[A-Za-z]+", str(condition))
-                    if w.lower() not in _PROFILE.condition_stopwords
+                    if w.lower() not in active_profile().condition_stopwords
                 ]
                 if words:
                     owner = str(use.item.get("tenant") or "")
@@ -295,13 +296,13 @@ class Moves(Judging):
         action = self._citing_rules(state, judgement)
         if action is not None:
             return action
-        if self.contradiction >= len(_PROFILE.contradiction_rounds):
+        if self.contradiction >= len(active_profile().contradiction_rounds):
             return None
         decision = judgement.record.decision
         quote = str(getattr(decision, "quote", "")).lower()
         focus = [w for w in f.predicate if w in quote and w not in {e.lower() for e in entity}][:2]
         focus = focus or [w for w in f.predicate if w not in {e.lower() for e in entity}][:2]
-        terms = _PROFILE.contradiction_rounds[self.contradiction]
+        terms = active_profile().contradiction_rounds[self.contradiction]
         self.contradiction += 1
         query = " ".join(dict.fromkeys([*entity, *focus, *terms]))
         return Action(

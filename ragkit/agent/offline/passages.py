@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 from ragkit.agent.state import AgentState, EvidenceUse
 from ragkit.evidence.decision import Decision
-from ragkit.text.profile import bundled_profile
+from ragkit.text.profile_views import ProfileRegex, ProfileSeq
 from ragkit.text.relevance import DETECTION, context
 from ragkit.text.taskparse import find_identifiers
 from ragkit.text.values import sentence_spans
@@ -42,9 +42,9 @@ __all__ = [
 #: English markers of a stated cause (a finding, not a symptom; the profile's ``stated_cause_cues``);
 #: resolution's markers (:data:`ragkit.text.relevance.CAUSE`: "that is how", "which is why",
 #: "led to", ...) count as well.
-CAUSAL = re.compile(bundled_profile().stated_cause_cues, re.IGNORECASE)
+CAUSAL = ProfileRegex("stated_cause_cues", re.IGNORECASE)
 # the source types named in their own thread (the profile's ``source_roles["own_thread"]``)
-_OWN_THREAD = bundled_profile().source_roles["own_thread"]
+_OWN_THREAD: ProfileSeq[str] = ProfileSeq(lambda p: p.source_roles["own_thread"])
 
 def states_cause(text: str) -> bool:
     """Whether a sentence of ``text`` states a cause ("X, and that is how Y"), not how a problem

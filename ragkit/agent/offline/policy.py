@@ -16,14 +16,25 @@ Example:
 from __future__ import annotations
 
 from ragkit.agent.offline.answers import abstention_text, answer_text
+from ragkit.agent.offline.judging import Judgement
 from ragkit.agent.offline.moves import Moves
 from ragkit.agent.offline.page import with_margin
+from ragkit.agent.offline.passages import holder
 from ragkit.agent.offline.reading import CAUSE_ASK, origins, target_type
 from ragkit.agent.state import Action, AgentState
+from ragkit.evidence.fit import SentenceFit, quote_fit
+from ragkit.text.asking import ask_of
 from ragkit.text.taskparse import keyword_query, parse_task
 from ragkit.text.values import asked_kind
 
-__all__ = ["OfflinePolicy", "OfflineRun"]
+__all__ = ["ABSTAIN_BELOW", "OfflinePolicy", "OfflineRun"]
+
+#: The default abstention gate of :class:`OfflinePolicy` on the answer's fit: none. Chosen on the
+#: development split (bundled template families not held out, paraphrase families not sealed;
+#: ``bench/abstention_curve.py``, ``bench/results/abstention_curve_dev.md``): every threshold
+#: that removed a false assertion removed several right answers (at -10, accuracy 0.77 -> 0.66
+#: for false assertions 0.096 -> 0.058).
+ABSTAIN_BELOW: float | None = None
 
 
 class OfflineRun(Moves):
@@ -76,6 +87,13 @@ class OfflineRun(Moves):
     def conclude(self, state: AgentState, why: str) -> Action:
         """Answer from the evidence if a value is decided, else abstain and say why."""
         judgement = self.judge(state)
+        if judgement.decided and self.gate is not None:
+            low = self._below_gate(judgement)
+            if low is not None:
+                why = f"the sentence it rests on does not answer the question (fit {low:.1f} < " \
+                      f"{self.gate[1]:g})"
+                return Action("abstain", {"answer": abstention_text(state, judgement, why)}, why,
+                              record=judgement.record)
         if judgement.decided:
             return Action(
                 "answer",
@@ -91,27 +109,52 @@ class OfflineRun(Moves):
         )
 
 
+    def _below_gate(self, judgement: Judgement) -> float | None:
+        """The decisive sentence's fit when it is below the gate's threshold, else ``None``."""
+        assert self.gate is not None and judgement.record.decision is not None
+        fit, threshold = self.gate
+        decision = judgement.record.decision
+        found = holder(judgement.counted, decision)
+        text = str(found.item.get("text", "")) if found is not None else ""
+        title = str(found.item.get("title", "")) if found is not None else ""
+        score = quote_fit(fit, self.frame.task, str(decision.quote or decision.surface), text, title)
+        return score if score < threshold else None
+
+
 class OfflinePolicy:
     """The default policy of :class:`ragkit.agent.loop.Agent`: documented rules, no model.
 
     Args:
         k: results per search (the tool's ceiling still applies).
+        abstain_below: abstain when the cross-encoder's fit of the sentence an answer rests on
+            (:func:`ragkit.evidence.fit.quote_fit`) is below this logit, and say so; ``None``: no
+            such gate. The default, :data:`ABSTAIN_BELOW`, was chosen on the development split
+            (see its comment).
+        fit: a :class:`ragkit.evidence.fit.SentenceFit` (or ``True`` for one with the bundled
+            cross-encoder) that resolution uses to count a value whose sentence answers the task in
+            other words. Off by default: on the development cases it changed no answer
+            (``bench/results/agent_quality_paraphrases_dev.md`` says how it was measured).
     """
 
     name = "offline"
 
-    def __init__(self, *, k: int = 5):
+    def __init__(self, *, k: int = 5, fit: SentenceFit | bool | None = None,
+                 abstain_below: float | None = ABSTAIN_BELOW):
         self.k = k
+        self.fit = SentenceFit() if fit is True else (fit or None)
+        self.abstain_below = abstain_below
 
     def begin(self, state: AgentState) -> OfflineRun:
         """Read the task once and start its run."""
         frame = parse_task(state.task, tenant=state.tenant, as_of=state.as_of)
         return OfflineRun(
             via=origins(state.task, frame.identifiers),
-            cause=asked_kind(state.task) == "text" and bool(CAUSE_ASK.search(state.task)),
-            target=target_type(state.task),
+            cause=asked_kind(state.task) == "text" and bool(CAUSE_ASK.search(ask_of(state.task))),
+            target=target_type(ask_of(state.task)),
             frame=frame,
             asked=asked_kind(state.task),
             k=self.k,
+            fit=self.fit,
+            gate=None if self.abstain_below is None else (self.fit or SentenceFit(), self.abstain_below),
             anchors={i.lower() for i in frame.identifiers},
         )

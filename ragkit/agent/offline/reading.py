@@ -19,29 +19,32 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ragkit.text.profile import bundled_profile
+from ragkit.text.profile_views import ProfileMap, ProfileRegex
 from ragkit.text.taskparse import TaskFrame
 
 __all__ = ["ROLES", "HOP_CUES", "CAUSE_ASK", "origins", "target_type", "about_task"]
 
-_PROFILE = bundled_profile()
 #: What the policy does with a source type -> the types that play that part (the profile's
-#: ``source_roles``: ``thread``, ``rule``, ``policy``, ...).
-ROLES = _PROFILE.source_roles
+#: ``source_roles``: ``thread``, ``rule``, ``chain_rule_target``, ...).
+ROLES: ProfileMap[tuple[str, ...]] = ProfileMap("source_roles")
 
 #: A sentence that points at another record: the policy follows the identifiers it names
 #: (the profile's ``hop_cues``).
-HOP_CUES = re.compile(_PROFILE.hop_cues, re.IGNORECASE)
+HOP_CUES = ProfileRegex("hop_cues", re.IGNORECASE)
 
 
 #: The task asks for a cause: the answer must be a sentence that states one (the profile's
 #: ``cause_ask``).
-CAUSE_ASK = re.compile(_PROFILE.cause_ask, re.IGNORECASE)
+CAUSE_ASK = ProfileRegex("cause_ask", re.IGNORECASE)
 
 
 # a record reached *from* an identifier: "the fix for X", "the review of X", "the action item
 # from the postmortem for X", "the deployment that resolved X" (the profile's ``relation_cues``)
-_RELATION = re.compile(_PROFILE.relation_cues, re.IGNORECASE)
+_RELATION = ProfileRegex("relation_cues", re.IGNORECASE)
+# a chain question asks for a rule's / a shipped change's content (the profile's
+# ``rule_target_cues`` / ``change_target_cues``; the type asked is the first of the role's types)
+_TARGET_CUES = (("chain_rule_target", ProfileRegex("rule_target_cues", re.IGNORECASE)),
+                ("chain_change_target", ProfileRegex("change_target_cues", re.IGNORECASE)))
 
 def origins(task: str, identifiers: Sequence[str]) -> set[str]:
     """Identifiers the task names as the origin of a relation to another record (lower case)."""
@@ -57,10 +60,10 @@ def target_type(task: str) -> str | None:
     """For a question along a chain, the source type whose content is asked for (or None)."""
     if not HOP_CUES.search(task):
         return None
-    if re.search(_PROFILE.policy_target, task, re.IGNORECASE):
-        return ROLES["policy"][0]
-    if re.search(_PROFILE.rollout_target, task, re.IGNORECASE):
-        return ROLES["rollout"][0]
+    for role, cues in _TARGET_CUES:
+        if cues.search(task):
+            types = ROLES.get(role) or ()  # a derived profile lacks a role its corpus has no type for
+            return types[0] if types else None
     return None
 
 

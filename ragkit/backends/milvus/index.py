@@ -43,8 +43,10 @@ from ragkit.core.errors import IndexStateError, ValidationError
 from ragkit.core.records import Chunk, Document, Envelope
 from ragkit.core.scope import Filters, Scope
 from ragkit.index.embedder import LazyEmbedder
+from ragkit.index.profiles import manifest_profile
 from ragkit.index.settings import IndexSettings
 from ragkit.retrieval.fusion import Ranking
+from ragkit.text.profile import CorpusProfile
 
 __all__ = ["MilvusIndex"]
 
@@ -73,11 +75,12 @@ class MilvusIndex:
     # -- construction -------------------------------------------------------------------------
     @classmethod
     def create(cls, config: MilvusConfig, *, settings: Any, embedder: Any, dim: int,
-               drop_existing: bool = False) -> MilvusIndex:
+               drop_existing: bool = False, profile: CorpusProfile | None = None) -> MilvusIndex:
         """Make the two collections (chunks with BM25 function + dense field; documents/sections/meta).
 
         An existing collection is dropped with ``drop_existing=True``; otherwise it is reopened
-        when its recorded settings and embedder match, and refused when they differ.
+        when its recorded settings and embedder match, and refused when they differ. ``profile``
+        (default: the bundled one) is recorded in the meta record (:attr:`profile`).
         """
         if not isinstance(dim, (int, np.integer)) or dim < 1:
             raise ValidationError(f"dim={dim!r}: give the embedder's vector size (e.g. 384)", field="dim")
@@ -85,7 +88,7 @@ class MilvusIndex:
         identity = {"name": getattr(embedder, "name", "custom"),
                     "version": getattr(embedder, "version", "unknown"), "dim": int(dim)}
         meta = {"settings": settings.to_json(), "embedder": identity, "analyzer": config.analyzer,
-                "format": 1}
+                "format": 1, **({"profile": profile.to_json()} if profile is not None else {})}
         exists = client.has_collection(config.collection) or client.has_collection(config.docs_collection)
         if exists and drop_existing:
             for name in (config.collection, config.docs_collection):
@@ -126,8 +129,10 @@ class MilvusIndex:
         ident = dict(getattr(index, "manifest", {}).get("embedder") or {})
         vectors = snap.vectors
         dim = int(vectors.shape[1]) if vectors.ndim == 2 and len(vectors) else int(ident.get("dim") or 384)
+        profile = getattr(index, "profile", None)
         target = cls.create(config, settings=snap.settings, embedder=_Identity(embedder, ident, dim), dim=dim,
-                            drop_existing=drop_existing)
+                            drop_existing=drop_existing,
+                            profile=profile if isinstance(profile, CorpusProfile) else None)
         target._embedder = embedder if embedder is not None else target._embedder
         row_of = snap.row_of
         sections: dict[str, list[Chunk]] = {}
@@ -240,6 +245,11 @@ class MilvusIndex:
         """A new snapshot that sees every write so far, including other processes' writes."""
         self._invalidate()
         return self.snapshot()
+
+    @property
+    def profile(self) -> CorpusProfile:
+        """The corpus profile recorded at :meth:`create` (the bundled one when none was)."""
+        return manifest_profile(self.meta)
 
     @property
     def manifest(self) -> dict[str, Any]:

@@ -1,0 +1,96 @@
+"""Which part of a message asks: the question inside a longer request.
+
+Operators rarely send a bare question. "Hi all, Yara from Acme finance is planning a large
+capture push next week. What's Acme's USD cutoff at the moment? Thanks" names a person, a plan
+and a week, but asks for one thing. Reading every word of such a message as the question makes
+the reader require passages that name Yara and speak of planning. :func:`ask_of` keeps the
+sentences that ask (those ending in a question mark) and, when an asking sentence leans on the
+one before it (a pronoun such as *it*, *that* or *them*, or fewer than three content words:
+"Who is it?", "What's the deadline?"), that sentence too. A message with no question mark, or
+with nothing but questions, is read whole. The rule is about English questions, not about any
+corpus: what the message is *about* (its identifiers, tenant and dates) is still read from the
+whole message by :func:`ragkit.text.taskparse.parse_task`; what it *asks* comes from here.
+
+:func:`is_yes_no` says whether the ask is a yes/no question ("Is Acme's USD cutoff still
+11:15?", "... closes at noon, right?"): its answer is the value of the attribute it names, which
+may or may not be the value it proposes.
+
+Example:
+    >>> ask_of("Hi all, Yara is planning a push next week. What's Acme's USD cutoff now? Thanks")
+    "What's Acme's USD cutoff now?"
+    >>> ask_of("Their manager is asking when we must send the notice. What's the deadline?")
+    "Their manager is asking when we must send the notice. What's the deadline?"
+    >>> ask_of("Which commit fixed OPS-3318?")
+    'Which commit fixed OPS-3318?'
+    >>> is_yes_no("Is Acme's USD cutoff still 11:15 CET?"), is_yes_no("Which cutoff applies?")
+    (True, False)
+"""
+
+from __future__ import annotations
+
+import re
+
+from ragkit.text.words import TASK_STOPWORDS
+
+__all__ = ["message_sentences", "ask_of", "is_yes_no"]
+
+# a sentence ends at . ? ! (or a line break) followed by a space and an upper-case letter or digit
+_CUT = re.compile(r"(?<=[.?!])\s+(?=[A-Z0-9\"'(])|\n+")
+# words that point back to something named in an earlier sentence
+_BACK = re.compile(r"\b(it|its|that|this|they|them|their|those|these|one|he|she|her|his)\b", re.IGNORECASE)
+# a question that opens with an auxiliary verb asks yes or no; so does a statement with a tag
+_YES_NO = re.compile(
+    r"^(is|are|was|were|do|does|did|has|have|had|can|could|should|will|would|may|must|am)\b",
+    re.IGNORECASE,
+)
+_TAG = re.compile(r",\s*(right|correct|yes|no|isn't it|aren't they|true)\s*\?\s*$", re.IGNORECASE)
+# ... unless it is a polite request ("Can you tell me ...?") or also asks a wh-question
+_REQUEST = re.compile(r"^(can|could|would|will)\s+(you|someone|somebody|we)\b", re.IGNORECASE)
+_WH = re.compile(r"\b(what|which|who|whom|whose|when|where|why|how)\b", re.IGNORECASE)
+
+
+def message_sentences(message: str) -> list[str]:
+    """The sentences of ``message``, stripped, in order (a line break also ends one).
+
+    Example:
+        >>> message_sentences("Board deck question. What is the reserve? Thanks")
+        ['Board deck question.', 'What is the reserve?', 'Thanks']
+    """
+    return [s.strip() for s in _CUT.split(message) if s and s.strip()]
+
+
+def _content(sentence: str) -> list[str]:
+    words = re.findall(r"[A-Za-z][A-Za-z0-9_\-]*", sentence.lower())
+    return [w for w in words if w not in TASK_STOPWORDS and len(w) > 2]
+
+
+def ask_of(message: str) -> str:
+    """The sentences of ``message`` that ask, with the sentence an asking one leans on.
+
+    A message without a question mark, or whose sentences all ask, is returned unchanged.
+    """
+    sentences = message_sentences(message)
+    asking = [n for n, s in enumerate(sentences) if s.rstrip().endswith("?")]
+    if not asking or len(asking) == len(sentences):
+        return message.strip()
+    keep: set[int] = set()
+    for n in asking:
+        keep.add(n)
+        leans = bool(_BACK.search(sentences[n])) or len(_content(sentences[n])) < 3
+        if leans and n > 0:
+            keep.add(n - 1)
+    return " ".join(sentences[n] for n in sorted(keep))
+
+
+def is_yes_no(message: str) -> bool:
+    """Whether the ask of ``message`` is a yes/no question (auxiliary first, or a tag: ", right?").
+
+    A polite request ("Can you tell me the date ...?") and a question that also asks what,
+    which, who, when, where, why or how are not yes/no questions.
+    """
+    ask = ask_of(message)
+    questions = [s for s in message_sentences(ask) if s.endswith("?")] or [ask]
+    return any(
+        (_YES_NO.match(q) or _TAG.search(q)) and not _REQUEST.match(q) and not _WH.search(q)
+        for q in questions
+    )

@@ -1,0 +1,69 @@
+"""The asking part of a message (ragkit.text.asking) and what it changes in reading a task."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragkit.text import parse_task
+from ragkit.text.asking import ask_of, is_yes_no, message_sentences
+from ragkit.text.values import asked_forms
+
+
+def test_sentences_split_at_stops_and_line_breaks() -> None:
+    assert message_sentences("One thing. Two things?\nThree") == ["One thing.", "Two things?", "Three"]
+
+
+@pytest.mark.parametrize(
+    ("message", "ask"),
+    [
+        # the greeting, the plan and the thanks are context; the question is what is asked
+        ("Hi all, Yara is planning a push next week. What is the GBP cutoff today? Thanks",
+         "What is the GBP cutoff today?"),
+        # a question that leans on the sentence before it ("that", few words) takes it along
+        ("The runbook says we have 2 hours to notify. Is that still right?",
+         "The runbook says we have 2 hours to notify. Is that still right?"),
+        ("Their manager asks when we must send the notice. What's the deadline?",
+         "Their manager asks when we must send the notice. What's the deadline?"),
+        # no question mark, or nothing but questions: the whole message
+        ("Find the commit that fixed OPS-3318.", "Find the commit that fixed OPS-3318."),
+        ("Who approved it? When did it ship?", "Who approved it? When did it ship?"),
+    ],
+)
+def test_ask_of(message: str, ask: str) -> None:
+    assert ask_of(message) == ask
+
+
+@pytest.mark.parametrize(
+    ("question", "yes_no"),
+    [
+        ("Is the GBP cutoff still 14:30?", True),
+        ("The batch closes at noon, right?", True),
+        ("Did the patch ship on 29 January?", True),
+        ("Can you tell me the date the fix was deployed?", False),  # a polite request
+        ("Does that breach the threshold, and what is the threshold?", False),  # also asks what
+        ("Which cutoff applies?", False),
+    ],
+)
+def test_is_yes_no(question: str, yes_no: bool) -> None:
+    assert is_yes_no(question) is yes_no
+
+
+def test_a_yes_no_question_asks_for_the_form_of_the_value_it_proposes() -> None:
+    assert asked_forms("Are we still capped at 3 retries for payouts?")[0] == "count"
+    assert asked_forms("Is the reserve still 8%?")[0] == "percentage"
+    # the identifier it is about is not a proposal
+    assert asked_forms("Is OPS-1847 still blocked?")[:1] != ("id",)
+
+
+def test_names_around_the_question_are_not_what_it_asks() -> None:
+    frame = parse_task(
+        "Yara from finance is planning a push on OPS-3318. What is the GBP cutoff now?",
+        tenant="acme",
+    )
+    assert "Yara" not in frame.names  # who is asking is not an entity the answer must name
+    assert frame.identifiers == ("OPS-3318",)  # identifiers are read from the whole message
+    assert "planning" not in frame.predicate and "cutoff" in frame.predicate
+    complaint = "What made Acme's batch fail in May? The complaint was that weekend sales were missing."
+    event = parse_task(complaint, tenant="acme", as_of="2025-06-30")
+    assert "weekend" in event.words and "weekend" not in event.predicate  # the description finds the event
+    assert frame.qualifiers == ("GBP",)
