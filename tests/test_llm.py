@@ -45,6 +45,7 @@ from ragkit.agent import (
     OpenAIChat,
     client_from_env,
 )
+from ragkit.agent.llm_policy import CITE_NUDGE
 from ragkit.app.cli import app
 from ragkit.index import IndexSettings
 from ragkit.text import SYSTEM_NOTE
@@ -351,10 +352,23 @@ def test_a_citation_the_model_was_never_given_is_not_delivered(httpserver, toolb
 
 
 def test_a_reply_without_citations_is_not_an_answer(httpserver, toolbox):
-    ScriptedModel(httpserver, _search_once_then("The EUR cutoff is 16:00 CET."))
+    """An uncited draft gets one request to cite (tools off); still uncited, it is an abstention."""
+    uncited = "The EUR cutoff is 16:00 CET."
+    model = ScriptedModel(httpserver, _search_once_then(uncited), final=uncited)
     result = Agent(toolbox, LLMPolicy(_client(httpserver))).run("What is the EUR cutoff?", as_of="2026-01-19")
     assert result.abstained and result.value is None and result.citations == []
     assert result.answer.startswith("Not answered: the model's reply cites no evidence.")
+    nudge = model.bodies[-1]
+    assert nudge["tool_choice"] == "none" and nudge["messages"][-1]["content"] == CITE_NUDGE
+    assert len(model.bodies) == 2  # the uncited draft (after the always-on search), the one request to cite
+
+
+def test_a_draft_cited_after_one_request_is_checked_like_any_answer(httpserver, toolbox):
+    model = ScriptedModel(httpserver, _search_once_then("The EUR cutoff is 16:00 CET."))  # final: GOOD, cited
+    policy = LLMPolicy(_client(httpserver))
+    result = Agent(toolbox, policy).run("What is the EUR cutoff?", as_of="2026-01-19")
+    assert not result.abstained and result.verification is not None and result.verification.ok
+    assert policy.last_run is not None and policy.last_run.cite_retries == 1 and len(model.bodies) == 2
 
 
 WORDS = ["settlement", "batch", "clearing", "deadline", "schedule", "window", "bank", "close", "roll",
@@ -389,6 +403,55 @@ def test_a_model_that_repeats_its_search_is_refused_as_a_loop(httpserver, toolbo
     second = model.bodies[2]["messages"][-1]
     assert second["role"] == "tool" and "search loop" in second["content"]
     assert model.bodies[-1]["tool_choice"] == "none"
+
+
+# -- small models: calls written as text, a forced first search, a token budget ------------------
+TEXT_CALL = ('<tool_call>\n{"name": "search_knowledge", "arguments": {"query": "EUR cutoff", "k": 3}}\n'
+             '</tool_call>')
+
+
+def test_a_call_written_as_json_text_is_run_and_counted(httpserver, toolbox):
+    """Qwen-style ``<tool_call>`` JSON in the text runs as a search; the conversation shows it as a call."""
+    def script(body: dict) -> Any:
+        return TEXT_CALL if not any(m["role"] == "tool" for m in body["messages"]) else GOOD
+    model = ScriptedModel(httpserver, script)
+    policy = LLMPolicy(_client(httpserver))
+    result = Agent(toolbox, policy, placement="tool").run("What is the EUR cutoff?", as_of="2026-01-19")
+    (search,) = [s for s in result.steps if s.action == "search"]
+    assert search.arguments == {"query": "EUR cutoff", "k": 3} and search.ok
+    assert "written as JSON in its text" in search.reason
+    assert policy.last_run is not None and policy.last_run.text_calls == 1
+    assistant, tool_msg = model.bodies[1]["messages"][-2:]
+    assert assistant["content"] == "" and assistant["tool_calls"][0]["function"]["name"] == "search_knowledge"
+    assert tool_msg["role"] == "tool" and tool_msg["tool_call_id"] == assistant["tool_calls"][0]["id"]
+    assert "16:00" in result.answer  # delivered, or withheld naming the value resolution chose
+
+
+def test_text_that_only_looks_like_a_call_stays_text():
+    from ragkit.agent.llm_policy import calls_in_text
+
+    assert calls_in_text('{"name": "delete_everything", "arguments": {}}')[0] == []
+    assert calls_in_text('<tool_call>{"name": "search_knowledge"}</tool_call>')[0] == []  # no arguments
+    calls, rest = calls_in_text('Let me look.\n```json\n{"name": "retrieve_documents", '
+                                '"arguments": {"doc_id": "a"}}\n```')
+    assert [c.name for c in calls] == ["retrieve_documents"] and rest == "Let me look."
+
+
+def test_the_first_turn_can_be_forced_to_search(httpserver, toolbox):
+    model = ScriptedModel(httpserver, _search_once_then(GOOD))
+    Agent(toolbox, LLMPolicy(_client(httpserver), force_first_search=True), placement="tool").run(
+        "What is the EUR cutoff?", as_of="2026-01-19")
+    assert model.bodies[0]["tool_choice"] == {"type": "function", "function": {"name": "search_knowledge"}}
+    assert model.bodies[1]["tool_choice"] == "auto"
+
+
+def test_a_spent_token_budget_makes_the_model_answer(httpserver, toolbox):
+    model = ScriptedModel(httpserver, _new_words_every_time)  # each reply reports 110 tokens
+    result = Agent(toolbox, LLMPolicy(_client(httpserver), token_budget=300), placement="tool").run(
+        "What is the EUR cutoff?", as_of="2026-01-19")
+    assert result.searches == 3 and len(model.bodies) == 4
+    assert model.bodies[-1]["tool_choice"] == "none"
+    assert "token budget of 300 spent (330 tokens)" in model.bodies[-1]["messages"][-1]["content"]
 
 
 # -- `ragkit ask` with an LLM: the same loop, and the output says whether the answer verified ---

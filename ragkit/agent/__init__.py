@@ -16,6 +16,7 @@ from ragkit.agent.llm import (
     LLMClient,
     LLMError,
     LLMNotConfigured,
+    LocalLlama,
     OpenAIChat,
     Reply,
     ToolCall,
@@ -23,7 +24,7 @@ from ragkit.agent.llm import (
     client_from_env,
     configured,
 )
-from ragkit.agent.llm_policy import KIND_OF_TOOL, LLMPolicy, LLMRun, system_prompt
+from ragkit.agent.llm_policy import CITE_NUDGE, KIND_OF_TOOL, LLMPolicy, LLMRun, calls_in_text, system_prompt
 from ragkit.agent.loop import Agent, ask_offline
 from ragkit.agent.offline import CONTRADICTION_TERMS, Judgement, OfflinePolicy, OfflineRun, abstention_text
 from ragkit.agent.result import AgentResult
@@ -36,6 +37,7 @@ __all__ = [
     "AgentResult",
     "AgentState",
     "AnthropicMessages",
+    "CITE_NUDGE",
     "CONTRADICTION_TERMS",
     "EvidenceUse",
     "Judgement",
@@ -45,6 +47,7 @@ __all__ = [
     "LLMNotConfigured",
     "LLMPolicy",
     "LLMRun",
+    "LocalLlama",
     "OfflinePolicy",
     "OfflineRun",
     "OpenAIChat",
@@ -58,6 +61,7 @@ __all__ = [
     "Usage",
     "abstention_text",
     "ask_offline",
+    "calls_in_text",
     "client_from_env",
     "configured",
     "system_prompt",

@@ -4,11 +4,15 @@ One small interface, :class:`LLMClient`: ``complete(messages, tools, system)`` r
 :class:`Reply` (text or tool calls, and the token usage the endpoint reported). Two
 implementations use the official SDKs: :class:`OpenAIChat` (OpenAI, and any
 OpenAI-compatible server through its base URL: Ollama, vLLM, llama.cpp server) and
-:class:`AnthropicMessages`. :func:`client_from_env` picks one from a single setting::
+:class:`AnthropicMessages`; :class:`LocalLlama` runs a GGUF model in this process with
+``llama-cpp-python`` and the same chat-completions messages. :func:`client_from_env` picks
+one from a single setting::
 
     RAGKIT_LLM=openai:gpt-4.1-mini        key OPENAI_API_KEY, base URL OPENAI_BASE_URL (optional)
     RAGKIT_LLM=ollama:qwen2.5:7b          http://localhost:11434/v1, or OLLAMA_HOST; no key needed
     RAGKIT_LLM=anthropic:claude-sonnet-4-6  key ANTHROPIC_API_KEY, base URL ANTHROPIC_BASE_URL (optional)
+    RAGKIT_LLM=local                      Qwen2.5-Coder-1.5B-Instruct on the CPU, in process, no key
+                                          (./run setup-llm; ragkit.agent.llm_local)
 
 ``RAGKIT_LLM_TIMEOUT`` (seconds, default 60) and ``RAGKIT_LLM_MAX_RETRIES`` (default 3)
 set the per-request timeout and the number of retries; the SDKs retry 408/409/429/5xx
@@ -30,114 +34,34 @@ Example:
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from ragkit.core.errors import RagkitError
-from ragkit.tools.schemas import TOOL_SPECS, ToolSpec
+from ragkit.agent.llm_local import LocalLlama
+from ragkit.agent.llm_wire import (
+    ContextFull,
+    LLMClient,
+    LLMError,
+    LLMNotConfigured,
+    Reply,
+    ToolCall,
+    Usage,
+    arguments_object,
+    openai_choice,
+    openai_messages,
+)
+from ragkit.core.errors import ModelNotAvailable
+from ragkit.models.local_llm import PINNED, local_model_path
+from ragkit.tools.schemas import ToolSpec
 
-__all__ = ["LLMError", "LLMNotConfigured", "ToolCall", "Usage", "Reply", "LLMClient", "OpenAIChat",
-           "AnthropicMessages", "client_from_env", "PROVIDERS", "configured", "arguments_object"]
+__all__ = ["LLMError", "LLMNotConfigured", "ContextFull", "ToolCall", "Usage", "Reply", "LLMClient",
+           "OpenAIChat", "AnthropicMessages", "LocalLlama", "client_from_env", "PROVIDERS", "configured",
+           "arguments_object", "openai_messages"]
 
-PROVIDERS = ("openai", "ollama", "anthropic")
-_EXAMPLES = "RAGKIT_LLM=openai:gpt-4.1-mini, ollama:qwen2.5:7b or anthropic:claude-sonnet-4-6"
-
-
-class LLMError(RagkitError):
-    """The LLM endpoint could not be used: unreachable, key missing or rejected, rate limited."""
-
-
-class LLMNotConfigured(LLMError):
-    """No LLM is configured (``RAGKIT_LLM`` is unset)."""
-
-
-@dataclass(frozen=True)
-class ToolCall:
-    """One tool call the model asked for; ``arguments`` as the model sent them (JSON text or object)."""
-
-    id: str
-    name: str
-    arguments: Any
-
-
-@dataclass(frozen=True)
-class Usage:
-    """Tokens the endpoint reported for one request (or a sum of them)."""
-
-    input_tokens: int = 0
-    output_tokens: int = 0
-
-    def __add__(self, other: Usage) -> Usage:
-        return Usage(self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens)
-
-
-@dataclass(frozen=True)
-class Reply:
-    """One model turn: its text, the tool calls it asked for, usage, and why it stopped."""
-
-    text: str
-    tool_calls: tuple[ToolCall, ...] = ()
-    usage: Usage = Usage()
-    stop: str = ""
-
-
-class LLMClient:
-    """Messages and tools in, :class:`Reply` out.
-
-    Messages are provider-neutral dicts: ``{"role": "user", "content": str}``,
-    ``{"role": "assistant", "content": str, "tool_calls": [ToolCall, ...]}`` and
-    ``{"role": "tool", "tool_call_id": str, "name": str, "content": str, "is_error": bool}``.
-    """
-
-    provider = ""
-    model = ""
-    base_url = ""
-    max_retries = 0
-    _base_var = ""
-    _key_var = ""
-
-    def chat(self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Any] | None = None, *,
-             system: str = "", use_tools: bool = True) -> Reply:
-        """:meth:`complete` with looser inputs: ``{"role": "system"}`` messages become the system prompt;
-        ``tools`` may be :class:`~ragkit.tools.schemas.ToolSpec` objects or dicts in OpenAI or Anthropic
-        format (default: the three ragkit tools)."""
-        prompt = [system] if system else []
-        prompt += [str(m["content"]) for m in messages if m["role"] == "system"]
-        rest = [m for m in messages if m["role"] != "system"]
-        return self.complete(rest, _as_specs(tools), "\n\n".join(prompt), use_tools=use_tools)
-
-    def complete(self, messages: Sequence[Mapping[str, Any]], tools: Sequence[ToolSpec], system: str = "",
-                 *, use_tools: bool = True) -> Reply:
-        """One request. ``use_tools=False`` sends the tools but asks the model not to call them."""
-        try:
-            return self._complete(messages, tools, system, use_tools)
-        except LLMError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - SDK errors become one clear ragkit error
-            raise self._explain(exc) from exc
-
-    def _complete(self, messages: Sequence[Mapping[str, Any]], tools: Sequence[ToolSpec], system: str,
-                  use_tools: bool) -> Reply:
-        raise NotImplementedError
-
-    def _explain(self, exc: Exception) -> LLMError:
-        kind = type(exc).__name__
-        status = getattr(exc, "status_code", None)
-        where = f"the {self.provider} endpoint at {self.base_url}"
-        if kind in ("APIConnectionError", "APITimeoutError"):
-            return LLMError(f"cannot reach {where} ({exc}); start the server (Ollama: `ollama serve`) or "
-                            f"set {self._base_var} to a reachable URL")
-        if status in (401, 403):
-            return LLMError(f"{where} rejected the key (HTTP {status}); check {self._key_var}")
-        if status == 429:
-            return LLMError(f"{where} is still rate limiting (HTTP 429) after {self.max_retries} retries; "
-                            "wait, or raise RAGKIT_LLM_MAX_RETRIES")
-        if status is not None:
-            return LLMError(f"{where} answered HTTP {status} for model {self.model!r}: {exc}")
-        return LLMError(f"{where} failed: {kind}: {exc}")
+PROVIDERS = ("openai", "ollama", "anthropic", "local")
+_EXAMPLES = "RAGKIT_LLM=openai:gpt-4.1-mini, ollama:qwen2.5:7b, anthropic:claude-sonnet-4-6 or local"
 
 
 class OpenAIChat(LLMClient):
@@ -159,22 +83,11 @@ class OpenAIChat(LLMClient):
         self.base_url = str(self._client.base_url)
 
     def _complete(self, messages: Sequence[Mapping[str, Any]], tools: Sequence[ToolSpec], system: str,
-                  use_tools: bool) -> Reply:
-        wire: list[dict[str, Any]] = [{"role": "system", "content": system}] if system else []
-        for m in messages:
-            if m["role"] == "assistant":
-                asked = [{"id": c.id, "type": "function", "function": {
-                    "name": c.name, "arguments": c.arguments if isinstance(c.arguments, str)
-                    else json.dumps(c.arguments)}} for c in m.get("tool_calls", ())]
-                wire.append({"role": "assistant", "content": m.get("content") or None,
-                             **({"tool_calls": asked} if asked else {})})
-            elif m["role"] == "tool":
-                wire.append({"role": "tool", "tool_call_id": m["tool_call_id"], "content": m["content"]})
-            else:
-                wire.append({"role": m["role"], "content": m["content"]})
+                  use_tools: bool, force: str | None = None) -> Reply:
+        wire = openai_messages(messages, system)
         create: Any = self._client.chat.completions.create  # plain dicts, not the SDK's TypedDicts
         resp = create(model=self.model, messages=wire, tools=[t.openai() for t in tools],
-                      tool_choice="auto" if use_tools else "none")
+                      tool_choice=openai_choice(use_tools, force))
         choice = resp.choices[0]
         calls = tuple(ToolCall(c.id, c.function.name, c.function.arguments)
                       for c in (choice.message.tool_calls or ()) if getattr(c, "function", None))
@@ -199,7 +112,7 @@ class AnthropicMessages(LLMClient):
         self.base_url = str(self._client.base_url)
 
     def _complete(self, messages: Sequence[Mapping[str, Any]], tools: Sequence[ToolSpec], system: str,
-                  use_tools: bool) -> Reply:
+                  use_tools: bool, force: str | None = None) -> Reply:
         wire: list[dict[str, Any]] = []
         for m in messages:
             if m["role"] == "assistant":
@@ -220,28 +133,12 @@ class AnthropicMessages(LLMClient):
         create: Any = self._client.messages.create  # plain dicts, not the SDK's TypedDicts
         resp = create(model=self.model, max_tokens=self.max_tokens, system=system, messages=wire,
                       tools=[t.anthropic() for t in tools],
-                      tool_choice={"type": "auto"} if use_tools else {"type": "none"})
+                      tool_choice={"type": "tool", "name": force} if force and use_tools
+                      else {"type": "auto"} if use_tools else {"type": "none"})
         text = "".join(b.text for b in resp.content if b.type == "text")
         calls = tuple(ToolCall(b.id, b.name, b.input) for b in resp.content if b.type == "tool_use")
         usage = Usage(resp.usage.input_tokens, resp.usage.output_tokens)
         return Reply(text, calls, usage, resp.stop_reason or "")
-
-
-def _as_specs(tools: Sequence[Any] | None) -> list[ToolSpec]:
-    if tools is None:
-        return list(TOOL_SPECS.values())
-    out = []
-    for t in tools:
-        if isinstance(t, ToolSpec):
-            out.append(t)
-        elif isinstance(t, Mapping) and t.get("type") == "function":
-            f = t["function"]
-            out.append(ToolSpec(f["name"], f.get("description", ""), f.get("parameters", {}), {}))
-        elif isinstance(t, Mapping) and "input_schema" in t:
-            out.append(ToolSpec(t["name"], t.get("description", ""), t["input_schema"], {}))
-        else:
-            raise LLMError(f"cannot read tool {t!r}: give a ToolSpec or a tool in OpenAI or Anthropic format")
-    return out
 
 
 def configured(env: Mapping[str, str] | None = None) -> LLMClient | None:
@@ -256,16 +153,6 @@ def configured(env: Mapping[str, str] | None = None) -> LLMClient | None:
         return None
 
 
-def arguments_object(arguments: Any) -> Any:
-    """A tool call's arguments as an object: JSON text parsed (``{"_unparsed": text}`` if it is not JSON)."""
-    if isinstance(arguments, str):
-        try:
-            return json.loads(arguments)
-        except json.JSONDecodeError:
-            return {"_unparsed": arguments}
-    return arguments
-
-
 def _number(env: Mapping[str, str], name: str, default: float) -> float:
     raw = env.get(name, "")
     try:
@@ -275,6 +162,23 @@ def _number(env: Mapping[str, str], name: str, default: float) -> float:
     if value < 0:
         raise LLMError(f"{name}={raw!r} must be >= 0")
     return value
+
+
+def _local_client(model: str, env: Mapping[str, str]) -> LocalLlama:
+    """``RAGKIT_LLM=local`` (the pinned model) or ``local:/path/to/model.gguf`` (a file of your own)."""
+    if model and model not in ("qwen2.5-coder-1.5b", PINNED.file_name):
+        path = Path(model).expanduser()
+        if not path.is_file():
+            raise LLMError(f"RAGKIT_LLM=local:{model}: no such GGUF file; write RAGKIT_LLM=local for the "
+                           "pinned model, or local:/path/to/model.gguf")
+    else:
+        try:
+            path = local_model_path()
+        except ModelNotAvailable as exc:
+            raise LLMError(f"RAGKIT_LLM=local: {exc}") from exc
+    threads = int(_number(env, "RAGKIT_LLM_THREADS", 0)) or None
+    return LocalLlama(path, threads=threads, context=int(_number(env, "RAGKIT_LLM_CONTEXT", 16384)),
+                      max_output=int(_number(env, "RAGKIT_LLM_MAX_OUTPUT", 512)))
 
 
 def client_from_env(spec: str | None = None, env: Mapping[str, str] | None = None) -> LLMClient:
@@ -291,6 +195,8 @@ def client_from_env(spec: str | None = None, env: Mapping[str, str] | None = Non
                                "ANTHROPIC_API_KEY), or run the offline reference agent, which needs no LLM "
                                "(ragkit.agent.loop.Agent)")
     provider, _, model = spec.partition(":")
+    if provider == "local":
+        return _local_client(model, env)
     if provider not in PROVIDERS or not model:
         raise LLMError(f"RAGKIT_LLM={spec!r}: write provider:model with provider one of {PROVIDERS}, e.g. "
                        f"{_EXAMPLES}")

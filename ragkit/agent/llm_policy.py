@@ -35,10 +35,12 @@ Example:
 from __future__ import annotations
 
 import json
+import os
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ragkit.agent.llm import LLMClient, Reply, ToolCall
+from ragkit.agent.llm import ContextFull, LLMClient, Reply, ToolCall
 from ragkit.agent.state import Action, AgentState
 from ragkit.core.errors import ValidationError
 from ragkit.core.scope import Scope
@@ -46,14 +48,54 @@ from ragkit.evidence.citations import CITATION_RE
 from ragkit.evidence.resolution import resolve
 from ragkit.text.untrusted import SYSTEM_NOTE, wrap_untrusted
 from ragkit.text.values import read_values
-from ragkit.tools.responses import for_model
+from ragkit.tools.responses import as_text, for_model
 from ragkit.tools.schemas import TOOL_SPECS, ToolSpec
 
-__all__ = ["LLMPolicy", "LLMRun", "KIND_OF_TOOL", "system_prompt"]
+__all__ = ["LLMPolicy", "LLMRun", "KIND_OF_TOOL", "system_prompt", "calls_in_text"]
 
 #: Which loop action each tool call becomes.
 KIND_OF_TOOL = {"search_knowledge": "search", "retrieve_documents": "fetch", "related_documents": "related"}
 _ALWAYS_ON_ID = "always_on_1"
+#: Sent once when a draft cites nothing (tools off for the reply).
+CITE_NUDGE = ("Your answer cites nothing, so it cannot be checked. Rewrite it so that each claim ends "
+              "with the [doc_id#anchor] citation (the \"citation\" field) of the tool result it comes "
+              "from. If no result supports an answer, say what is missing.")
+_TAGGED = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.S)
+_FENCED = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.S)
+
+
+def calls_in_text(text: str) -> tuple[list[ToolCall], str]:
+    r"""Tool calls a model wrote as JSON in its text, and the text without them.
+
+    Small models often answer a tool-enabled request with ``<tool_call>{"name": ..., "arguments":
+    ...}</tool_call>`` (Qwen's chat template asks for exactly that), a fenced JSON block, or a bare
+    JSON object, instead of the API's ``tool_calls``. Only objects that name one of the three
+    tools and carry an ``arguments`` object count; anything else stays text.
+
+    Example:
+        >>> calls, rest = calls_in_text('<tool_call>\n{"name": "search_knowledge", '
+        ...                             '"arguments": {"query": "EUR cutoff"}}\n</tool_call>')
+        >>> calls[0].name, calls[0].arguments, rest
+        ('search_knowledge', {'query': 'EUR cutoff'}, '')
+    """
+    found: list[ToolCall] = []
+    rest = text
+    candidates = [(m.group(0), m.group(1)) for m in _TAGGED.finditer(text)]
+    candidates += [(m.group(0), m.group(1)) for m in _FENCED.finditer(text)]
+    stripped = text.strip()
+    if not candidates and stripped.startswith("{") and stripped.endswith("}"):
+        candidates.append((text, stripped))
+    for whole, body in candidates:
+        try:
+            obj = json.loads(body)
+        except json.JSONDecodeError:
+            continue
+        named = isinstance(obj, dict) and obj.get("name") in KIND_OF_TOOL
+        if not (named and isinstance(obj.get("arguments"), dict)):
+            continue
+        found.append(ToolCall(f"text_call_{len(found) + 1}", obj["name"], obj["arguments"]))
+        rest = rest.replace(whole, "")
+    return found, rest.strip()
 
 
 def system_prompt(caller: Scope | None, as_of: str | None = None) -> str:
@@ -68,11 +110,15 @@ def system_prompt(caller: Scope | None, as_of: str | None = None) -> str:
         f"You answer questions from a document collection using the retrieval tools, as the caller ({who}). "
         "Search before answering; search again with other words or identifiers when results do not "
         "answer the question; read a section with retrieve_documents when an excerpt is not enough. "
-        "Cite every claim inline as [doc_id#anchor] from tool results: every citation is checked "
+        "Pass only the arguments a call needs (usually just the query); add a filter only when the "
+        "question asks for it. "
+        "Cite every claim inline as [doc_id#anchor], copying the \"citation\" field of the tool result it "
+        "comes from: every citation is checked "
         "against the evidence the tools delivered in this conversation, and an answer whose citations "
-        "do not check is withheld. Prefer documents that are valid at the asked date and not "
-        "superseded. If the evidence is insufficient, say so and name what is missing instead of "
-        f"guessing.{when} {SYSTEM_NOTE}"
+        "do not check is withheld. Answer in one or two sentences, each ending with its citation, "
+        "for example: The limit is 5 per day [doc-a#limits]. Prefer documents that are valid at the "
+        "asked date and not superseded. If the evidence is insufficient, say so and name what is "
+        f"missing instead of guessing.{when} {SYSTEM_NOTE}"
     )
 
 
@@ -90,24 +136,47 @@ class LLMRun:
     requests: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    text_calls: int = 0  # tool calls the model wrote as JSON in its text (run like native ones)
+    cite_retries: int = 0  # times the model was asked to add citations to an uncited draft
+    max_cite_retries: int = 1
+    force_first_search: bool = False
+    token_budget: int | None = None
+    view: str = "json"  # how tool results are written for the model: "json" or "text" (as_text)
 
     def first_search(self, state: AgentState) -> Action:
-        """The always-on first search, shown to the model as a search it made."""
-        self.waiting = ToolCall(_ALWAYS_ON_ID, "search_knowledge", {"query": state.task})
+        """The always-on first search, shown to the model as a search it made.
+
+        With an ``as_of`` date it passes ``valid_at`` (as the system prompt asks the model to do),
+        so each result's validity is judged at that date.
+        """
+        arguments: dict[str, Any] = {"query": state.task}
+        if state.as_of:
+            arguments["valid_at"] = state.as_of
+        self.waiting = ToolCall(_ALWAYS_ON_ID, "search_knowledge", arguments)
         self.messages.append({"role": "assistant", "content": "", "tool_calls": [self.waiting]})
-        return Action("search", {"query": state.task}, "always-on retrieval with the task")
+        return Action("search", dict(arguments), "always-on retrieval with the task")
 
     def next_action(self, state: AgentState) -> Action:
         """The model's next tool call as a loop action; its text as the draft when it stops calling tools."""
         self._report(state)
         if not self.pending:
-            reply = self._ask(use_tools=True)
-            if not reply.tool_calls:
+            spent = self.input_tokens + self.output_tokens
+            if self.token_budget is not None and spent >= self.token_budget:
+                return self.conclude(state, f"token budget of {self.token_budget} spent ({spent} tokens)")
+            searched = any(m.get("tool_calls") for m in self.messages if m["role"] == "assistant")
+            force = "search_knowledge" if self.force_first_search and not searched else None
+            try:
+                reply = self._ask(use_tools=True, force=force)
+            except ContextFull as exc:
+                return Action("abstain", {"answer": f"Not answered: {exc}"}, "context window full")
+            calls, text = list(reply.tool_calls), reply.text
+            if not calls:
+                calls, text = calls_in_text(reply.text)
+                self.text_calls += len(calls)
+            if not calls:
                 return self._draft(state, reply.text, "the model answered")
-            self.messages.append(
-                {"role": "assistant", "content": reply.text, "tool_calls": list(reply.tool_calls)}
-            )
-            self.pending = list(reply.tool_calls)
+            self.messages.append({"role": "assistant", "content": text, "tool_calls": calls})
+            self.pending = list(calls)
         call = self.pending.pop(0)
         self.waiting = call
         kind = KIND_OF_TOOL.get(call.name)
@@ -127,7 +196,8 @@ class LLMRun:
             )
             self.waiting = None
             return self.next_action(state)
-        return Action(kind, _arguments(call.arguments), f"the model called {call.name}")
+        how = " (written as JSON in its text)" if call.id.startswith("text_call_") else ""
+        return Action(kind, _arguments(call.arguments), f"the model called {call.name}{how}")
 
     def conclude(self, state: AgentState, why: str) -> Action:
         """Tell the model to stop searching and answer now (tools disabled); its text is the draft."""
@@ -142,8 +212,14 @@ class LLMRun:
                 "evidence above with inline [doc_id#anchor] citations, or say what is missing.",
             }
         )
-        reply = self._ask(use_tools=False)
-        return self._draft(state, reply.text, why)
+        try:
+            reply = self._ask(use_tools=False)
+        except ContextFull as exc:
+            return Action("abstain", {"answer": f"Not answered: {exc}"}, why)
+        text = reply.text
+        if not reply.tool_calls:
+            _, text = calls_in_text(reply.text)  # a call written after tools were turned off is not an answer
+        return self._draft(state, text, why)
 
     # -- helpers ------------------------------------------------------------------------------
     def _report(self, state: AgentState) -> None:
@@ -158,10 +234,12 @@ class LLMRun:
         self.waiting = None
 
     def _result(self, call: ToolCall, response: dict[str, Any]) -> dict[str, Any]:
-        view = for_model(response) if "trace" in response else response
-        content = wrap_untrusted(
-            json.dumps(view, ensure_ascii=False, default=str), source=f"ragkit:{call.name}"
-        )
+        if self.view == "text":
+            body = as_text(response)
+        else:
+            body = json.dumps(for_model(response) if "trace" in response else response, ensure_ascii=False,
+                              default=str)
+        content = wrap_untrusted(body, source=f"ragkit:{call.name}")
         return {
             "role": "tool",
             "tool_call_id": call.id,
@@ -170,8 +248,8 @@ class LLMRun:
             "is_error": not response.get("ok", False),
         }
 
-    def _ask(self, *, use_tools: bool) -> Reply:
-        reply = self.client.complete(self.messages, self.specs, self.system, use_tools=use_tools)
+    def _ask(self, *, use_tools: bool, force: str | None = None) -> Reply:
+        reply = self.client.complete(self.messages, self.specs, self.system, use_tools=use_tools, force=force)
         self.requests += 1
         self.input_tokens += reply.usage.input_tokens
         self.output_tokens += reply.usage.output_tokens
@@ -180,6 +258,16 @@ class LLMRun:
     def _draft(self, state: AgentState, text: str, why: str) -> Action:
         """The model's final text: no citation -> an abstention; else an answer checked by resolution."""
         text = (text or "").strip()
+        if text and not CITATION_RE.search(text) and self.cite_retries < self.max_cite_retries:
+            self.cite_retries += 1  # one nudge: small models often answer right but forget to cite
+            self.messages.append({"role": "assistant", "content": text})
+            self.messages.append({"role": "user", "content": CITE_NUDGE})
+            try:
+                reply = self._ask(use_tools=False)
+            except ContextFull as exc:
+                return Action("abstain", {"answer": f"Not answered: {exc}"}, why)
+            self.messages.append({"role": "assistant", "content": reply.text})
+            return self._draft(state, calls_in_text(reply.text)[1], why + "; asked once to cite")
         if not CITATION_RE.search(text):
             words = f" The model said: {text}" if text else " The model gave no answer."
             answer = "Not answered: the model's reply cites no evidence." + words
@@ -211,12 +299,22 @@ class LLMPolicy:
     Args:
         client: a :class:`ragkit.agent.llm.LLMClient` (e.g. ``ragkit.agent.llm.configured()``).
         system: the system prompt (default: :func:`system_prompt` for the toolbox's caller).
+        force_first_search: make the model's first own turn a ``search_knowledge`` call (the
+            request names the tool). Default: on for the local model, whose first turn otherwise
+            often answers from memory; off for hosted ones (the hybrid placement searches first anyway).
+        token_budget: prompt plus generated tokens one task may spend; when they are spent the model
+            is told to answer from what it has. Default: ``RAGKIT_LLM_TOKEN_BUDGET``, else none.
+        view: how tool results are written for the model: ``"json"`` (:func:`ragkit.tools.for_model`)
+            or ``"text"`` (:func:`ragkit.tools.as_text`, labelled blocks, the same fields). Default:
+            text for the local model, JSON for hosted ones.
 
     Attributes:
         last_run: the :class:`LLMRun` of the latest task (its conversation, requests and tokens).
     """
 
-    def __init__(self, client: LLMClient, *, system: str | None = None):
+    def __init__(self, client: LLMClient, *, system: str | None = None,
+                 force_first_search: bool | None = None, token_budget: int | None = None,
+                 view: str | None = None):
         if client is None or not hasattr(client, "complete"):
             raise ValidationError(
                 "LLMPolicy needs an LLM client (ragkit.agent.llm.configured() returned None: set "
@@ -225,13 +323,23 @@ class LLMPolicy:
             )
         self.client = client
         self.system = system
+        small = getattr(client, "provider", "") == "local"
+        self.force_first_search = small if force_first_search is None else force_first_search
+        self.view = view or ("text" if small else "json")
+        if self.view not in ("json", "text"):
+            raise ValidationError(f"view={self.view!r}: use 'json' or 'text'", field="view")
+        budget = os.environ.get("RAGKIT_LLM_TOKEN_BUDGET", "")
+        self.token_budget = token_budget if token_budget is not None \
+            else int(budget) if budget.isdigit() else None
         self.name = f"llm:{getattr(client, 'provider', '?')}:{getattr(client, 'model', '?')}"
         self.last_run: LLMRun | None = None
 
     def begin(self, state: AgentState) -> LLMRun:
         """Start the conversation: the system prompt for the caller, the tool schemas and the task."""
         system = self.system if self.system is not None else system_prompt(state.caller, state.as_of)
-        run = LLMRun(self.client, system, list(TOOL_SPECS.values()))
+        run = LLMRun(self.client, system, list(TOOL_SPECS.values()),
+                     force_first_search=self.force_first_search, token_budget=self.token_budget,
+                     view=self.view)
         run.messages.append({"role": "user", "content": state.task})
         self.last_run = run
         return run

@@ -8,7 +8,7 @@ take ids; ``responses`` shapes what a model is shown; ``mcp`` serves the tools o
 from ragkit.tools.arguments import ToolArgumentError
 from ragkit.tools.mcp import build_server, caller_scope, read_tool_text, run_mcp, serve_stdio, tool_result
 from ragkit.tools.reading import DocumentReader
-from ragkit.tools.responses import for_model
+from ragkit.tools.responses import as_text, for_model
 from ragkit.tools.schemas import (
     TOOL_NAMES,
     TOOL_PARAMS,
@@ -35,6 +35,7 @@ __all__ = [
     "build_server",
     "caller_scope",
     "for_model",
+    "as_text",
     "openai_tools",
     "read_tool_text",
     "run_mcp",

@@ -25,7 +25,7 @@ from ragkit.core.scope import Filters
 from ragkit.models.tokens import count_tokens
 from ragkit.search.trace import SearchTrace
 
-__all__ = ["for_model", "finish", "error_response", "iso", "validity_note", "envelope_fields",
+__all__ = ["for_model", "as_text", "finish", "error_response", "iso", "validity_note", "envelope_fields",
            "filters_json", "compact_trace", "TRACE_COLUMNS"]
 
 #: Item fields kept out of a model's view: character offsets and the anchor (already in the citation).
@@ -47,6 +47,59 @@ def for_model(response: Mapping[str, Any]) -> dict[str, Any]:
     """
     return {k: _compact(v) for k, v in response.items()
             if k != "trace" and (k in _ALWAYS or not _empty(_compact(v)))}
+
+
+#: Item fields that :func:`as_text` writes elsewhere (the label, the body) or leaves out.
+_NOT_IN_HEADER = frozenset({"citation", "text", "doc_id", "chunk_id", "id", "rank", "score", "trust", "kind"})
+
+
+def as_text(response: Mapping[str, Any]) -> str:
+    """:func:`for_model`'s view written as labelled text blocks instead of JSON.
+
+    Every result, document or linked document becomes a block that starts with its citation in
+    brackets, then its envelope as ``field: value`` pairs, then its text. Small models read
+    such blocks better than nested JSON and copy the bracketed label as the citation; the
+    content is the same as the JSON view's, field for field.
+
+    Example:
+        >>> print(as_text({"tool": "search_knowledge", "ok": True, "query": "EUR cutoff", "results": [
+        ...     {"rank": 1, "citation": "runbook-v2#eur-cutoff", "doc_id": "runbook-v2", "tenant": "global",
+        ...      "validity": "valid", "text": "EUR cutoff 16:00 CET."}], "tokens": 40}))
+        search_knowledge (ok) · query: EUR cutoff · tokens: 40
+        results:
+        [runbook-v2#eur-cutoff] tenant: global · validity: valid
+        EUR cutoff 16:00 CET.
+    """
+    view = for_model(response)
+    head = [f"{view.get('tool', 'tool')} ({'ok' if view.get('ok') else 'failed'})"]
+    blocks: list[str] = []
+    for key, value in view.items():
+        if key in ("tool", "ok"):
+            continue
+        if isinstance(value, list) and all(isinstance(v, Mapping) for v in value):
+            blocks.append(f"{key}:" + ("" if value else " none"))
+            blocks += [_block(v) for v in value]
+        elif isinstance(value, Mapping) and ("doc_id" in value or "citation" in value):
+            blocks.append(f"{key}:")
+            blocks.append(_block(value))
+        else:
+            head.append(f"{key}: {_plain(value)}")
+    return "\n".join([" · ".join(head), *blocks])
+
+
+def _block(item: Mapping[str, Any]) -> str:
+    label = item.get("citation") or item.get("doc_id") or item.get("id") or "?"
+    fields = " · ".join(f"{k}: {_plain(v)}" for k, v in item.items() if k not in _NOT_IN_HEADER)
+    text = str(item.get("text", "")).strip()
+    return f"[{label}] {fields}".rstrip() + (f"\n{text}" if text else "")
+
+
+def _plain(value: Any) -> str:
+    if isinstance(value, list) and all(isinstance(v, (str, int, float)) for v in value):
+        return ", ".join(map(str, value))
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, ensure_ascii=False, default=str)
+    return str(value)
 
 
 def _empty(value: Any) -> bool:
