@@ -51,11 +51,15 @@ from ragkit.text.values import read_values
 from ragkit.tools.responses import as_text, for_model
 from ragkit.tools.schemas import TOOL_SPECS, ToolSpec
 
-__all__ = ["LLMPolicy", "LLMRun", "KIND_OF_TOOL", "system_prompt", "calls_in_text"]
+__all__ = ["LLMPolicy", "LLMRun", "KIND_OF_TOOL", "system_prompt", "calls_in_text", "CITE_NUDGE",
+           "LOCAL_TOKEN_BUDGET"]
 
 #: Which loop action each tool call becomes.
 KIND_OF_TOOL = {"search_knowledge": "search", "retrieve_documents": "fetch", "related_documents": "related"}
 _ALWAYS_ON_ID = "always_on_1"
+#: Prompt plus generated tokens one task may spend on the local model (about four requests on the
+#: course corpus; at roughly 60 prompt tokens a second on two cores, a few minutes at most).
+LOCAL_TOKEN_BUDGET = 24_000
 #: Sent once when a draft cites nothing (tools off for the reply).
 CITE_NUDGE = ("Your answer cites nothing, so it cannot be checked. Rewrite it so that each claim ends "
               "with the [doc_id#anchor] citation (the \"citation\" field) of the tool result it comes "
@@ -303,7 +307,8 @@ class LLMPolicy:
             request names the tool). Default: on for the local model, whose first turn otherwise
             often answers from memory; off for hosted ones (the hybrid placement searches first anyway).
         token_budget: prompt plus generated tokens one task may spend; when they are spent the model
-            is told to answer from what it has. Default: ``RAGKIT_LLM_TOKEN_BUDGET``, else none.
+            is told to answer from what it has. Default: ``RAGKIT_LLM_TOKEN_BUDGET``, else
+            :data:`LOCAL_TOKEN_BUDGET` for the local model and none for hosted ones.
         view: how tool results are written for the model: ``"json"`` (:func:`ragkit.tools.for_model`)
             or ``"text"`` (:func:`ragkit.tools.as_text`, labelled blocks, the same fields). Default:
             text for the local model, JSON for hosted ones.
@@ -330,7 +335,7 @@ class LLMPolicy:
             raise ValidationError(f"view={self.view!r}: use 'json' or 'text'", field="view")
         budget = os.environ.get("RAGKIT_LLM_TOKEN_BUDGET", "")
         self.token_budget = token_budget if token_budget is not None \
-            else int(budget) if budget.isdigit() else None
+            else int(budget) if budget.isdigit() else LOCAL_TOKEN_BUDGET if small else None
         self.name = f"llm:{getattr(client, 'provider', '?')}:{getattr(client, 'model', '?')}"
         self.last_run: LLMRun | None = None
 
