@@ -61,9 +61,8 @@ _ALWAYS_ON_ID = "always_on_1"
 #: course corpus; at roughly 60 prompt tokens a second on two cores, a few minutes at most).
 LOCAL_TOKEN_BUDGET = 24_000
 #: Sent once when a draft cites nothing (tools off for the reply).
-CITE_NUDGE = ("Your answer cites nothing, so it cannot be checked. Rewrite it so that each claim ends "
-              "with the [doc_id#anchor] citation (the \"citation\" field) of the tool result it comes "
-              "from. If no result supports an answer, say what is missing.")
+CITE_NUDGE = ("Your answer cites nothing, so it cannot be checked. Which tool result supports it? Reply "
+              "with that result's citation in brackets, or say that no result supports it.")
 _TAGGED = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.S)
 _FENCED = re.compile(r"```(?:json)?\s*(\{.*?\})\s*```", re.S)
 
@@ -119,8 +118,8 @@ def system_prompt(caller: Scope | None, as_of: str | None = None) -> str:
         "Cite every claim inline as [doc_id#anchor], copying the \"citation\" field of the tool result it "
         "comes from: every citation is checked "
         "against the evidence the tools delivered in this conversation, and an answer whose citations "
-        "do not check is withheld. Answer in one or two sentences, each ending with its citation, "
-        "for example: The limit is 5 per day [doc-a#limits]. Prefer documents that are valid at the "
+        "do not check is withheld. Answer in one or two sentences, each ending with the bracketed "
+        "citation of the result it comes from. Prefer documents that are valid at the "
         "asked date and not superseded. If the evidence is insufficient, say so and name what is "
         f"missing instead of guessing.{when} {SYSTEM_NOTE}"
     )
@@ -259,19 +258,32 @@ class LLMRun:
         self.output_tokens += reply.usage.output_tokens
         return reply
 
+    def _ask_to_cite(self, state: AgentState, text: str, why: str) -> Action:
+        """One request for the citation of an uncited draft (small models often answer right but cite
+        nothing, and repeat themselves when asked to rewrite). The model names the supporting result;
+        a reply that is a cited answer of its own replaces the draft, a bare citation is appended to
+        it; either way the draft is then checked like any other."""
+        self.cite_retries += 1
+        self.messages.append({"role": "assistant", "content": text})
+        labels = list(dict.fromkeys(str(e.citation) for e in state.delivered()))[:8]
+        choices = f" One of: {', '.join(f'[{c}]' for c in labels)}." if labels else ""
+        self.messages.append({"role": "user", "content": CITE_NUDGE + choices})
+        try:
+            reply = self._ask(use_tools=False)
+        except ContextFull as exc:
+            return Action("abstain", {"answer": f"Not answered: {exc}"}, why)
+        self.messages.append({"role": "assistant", "content": reply.text})
+        said = calls_in_text(reply.text)[1]
+        cited = [m.group(0) for m in CITATION_RE.finditer(said)]
+        if cited and len(CITATION_RE.sub("", said).split()) < 4:  # a bare citation: it supports the draft
+            said = f"{text.rstrip()} {' '.join(dict.fromkeys(cited[:2]))}"
+        return self._draft(state, said, why + "; asked once for a citation")
+
     def _draft(self, state: AgentState, text: str, why: str) -> Action:
         """The model's final text: no citation -> an abstention; else an answer checked by resolution."""
         text = (text or "").strip()
         if text and not CITATION_RE.search(text) and self.cite_retries < self.max_cite_retries:
-            self.cite_retries += 1  # one nudge: small models often answer right but forget to cite
-            self.messages.append({"role": "assistant", "content": text})
-            self.messages.append({"role": "user", "content": CITE_NUDGE})
-            try:
-                reply = self._ask(use_tools=False)
-            except ContextFull as exc:
-                return Action("abstain", {"answer": f"Not answered: {exc}"}, why)
-            self.messages.append({"role": "assistant", "content": reply.text})
-            return self._draft(state, calls_in_text(reply.text)[1], why + "; asked once to cite")
+            return self._ask_to_cite(state, text, why)
         if not CITATION_RE.search(text):
             words = f" The model said: {text}" if text else " The model gave no answer."
             answer = "Not answered: the model's reply cites no evidence." + words
@@ -279,8 +291,10 @@ class LLMRun:
         record = resolve(state.task, state.delivered(), as_of=state.as_of, caller=state.caller)
         decision = record.decision
         if decision is not None and decision.kind in ("time", "amount", "date", "id"):
-            said = read_values(text, decision.kind)
-            if said and said[0].value != decision.value:
+            # values the draft states of the asked kind, less those it repeats from the question
+            asked = {v.value for v in read_values(state.task, decision.kind)}
+            said = [v for v in read_values(text, decision.kind) if v.value not in asked]
+            if said and decision.value not in {v.value for v in said}:
                 return Action(
                     "abstain",
                     {

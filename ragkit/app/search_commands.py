@@ -143,7 +143,8 @@ def ask_cmd(
     if usage:
         plural = "" if usage["requests"] == 1 else "s"
         typer.echo(f"{usage['name']}: {usage['requests']} request{plural}, {usage['input_tokens']} input + "
-                   f"{usage['output_tokens']} output tokens")
+                   f"{usage['output_tokens']} output tokens; {usage['text_calls']} tool call(s) written as "
+                   f"JSON text, {usage['cite_requests']} request(s) to cite")
 
 
 def verdict(result: AgentResult) -> tuple[str, str]:
@@ -173,4 +174,5 @@ def _usage(policy: LLMPolicy | None) -> dict[str, object]:
     if policy is None or run is None:
         return {}
     return {"name": policy.name, "requests": run.requests, "input_tokens": run.input_tokens,
-            "output_tokens": run.output_tokens}
+            "output_tokens": run.output_tokens, "text_calls": run.text_calls,
+            "cite_requests": run.cite_retries}
