@@ -198,6 +198,16 @@ def test_answer_correct_reads_the_asserted_value():
     timed = CASES[3]
     assert answer_correct(timed, {"abstained": False, "value": None, "answer": "Answer: 15:00 [pol#cut]."})
     assert not answer_correct(timed, {"abstained": False, "value": None, "answer": "16:00, not 15:00"})
+    # ... leaving out citations and values the answer only repeats from the question
+    ticket = parse_case({
+        "id": "i1", "task": "Which ticket tracked the problem on account globex-11271?",
+        "caller": {"tenant": "globex", "groups": []}, "as_of": "2026-01-19", "answerable": True,
+        "evidence": [{"doc_id": "ops-6719", "anchor": "top", "quote": "globex-11271", "role": "decisive"}],
+        "reject": [], "expected": {"kind": "id", "value": "OPS-6719"}, "tags": [], "decoys": []})
+    prose = "The ticket for account globex-11271 is OPS-6719. [ops-6719#top]"
+    assert answer_correct(ticket, {"abstained": False, "value": None, "answer": prose})
+    assert not answer_correct(ticket, {"abstained": False, "value": None,
+                                       "answer": "Account globex-11271 [ops-6719#top]."})
     assert not answer_correct(timed, {"abstained": False, "value": "16:00", "answer": "Answer: 15:00"})
     # an unanswerable case is never 'correct': it is honest or a false assertion
     assert not answer_correct(CASES[5], {"abstained": True, "value": None, "answer": ""})

@@ -340,6 +340,17 @@ def test_a_good_run_answers_with_a_verified_citation(httpserver, toolbox):
     assert model.bodies[0]["messages"][-1]["role"] == "tool"  # hybrid: the always-on search came first
 
 
+def test_a_value_repeated_from_the_question_is_not_read_as_the_models_claim(httpserver, toolbox):
+    """The draft restates the question's 15:00 and answers 16:00, the value resolution decides: delivered."""
+    draft = "Not 15:00: EUR batches close at 16:00 CET [settlement-runbook-v2#eur-cutoff]."
+    ScriptedModel(httpserver, _search_once_then(draft))
+    result = Agent(toolbox, LLMPolicy(_client(httpserver))).run("Is the EUR cutoff still 15:00?",
+                                                                as_of="2026-01-19")
+    assert result.record is not None and result.record.decision is not None
+    assert result.record.decision.value == "16:00"
+    assert not result.abstained and result.citations == ["settlement-runbook-v2#eur-cutoff"]
+
+
 def test_a_citation_the_model_was_never_given_is_not_delivered(httpserver, toolbox):
     invented = "EUR batches close at 16:00 CET [settlement-runbook-v1#eur-cutoff]."  # v1 was never delivered
     ScriptedModel(httpserver, _search_once_then(invented))

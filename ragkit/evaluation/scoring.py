@@ -118,7 +118,9 @@ def answer_correct(case: EvidenceCase, result: Result) -> bool:
     """Whether an answerable case was answered with its expected value (False for abstentions).
 
     The asserted value is the result's ``value`` (the decision record's); when it has none,
-    the first value of the expected kind read from the answer (:func:`ragkit.text.values.read_values`).
+    the first value of the expected kind read from the answer (:func:`ragkit.text.values.read_values`),
+    leaving out its ``[doc_id#anchor]`` citations and any value it only repeats from the question
+    (a model's prose answer often restates the account or ticket it was asked about).
     For ``text`` and ``status`` kinds the expected phrase may also be stated anywhere in the
     answer's prose: a free-text value is a sentence, and the answer that states the expected
     cause in another sentence than the one recorded as ``value`` still gives it.
@@ -131,7 +133,8 @@ def answer_correct(case: EvidenceCase, result: Result) -> bool:
     if expected.kind in ("text", "status"):
         return bool((value is not None and expected.matches(str(value))) or expected.matches(answer))
     if value is None:
-        found = read_values(answer, expected.kind)
+        repeated = {v.value for v in read_values(case.task, expected.kind)}
+        found = [v for v in read_values(_CITATION.sub(" ", answer), expected.kind) if v.value not in repeated]
         value = found[0].surface if found else None
     return value is not None and bool(expected.matches(str(value)))
 
