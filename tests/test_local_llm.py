@@ -84,11 +84,11 @@ def test_one_question_end_to_end_through_the_real_model():
     index = course_index()
     caller = Scope("acme", ["ops"])
     policy = LLMPolicy(client)
-    result = Agent(Toolbox(index, caller), policy, placement="tool", max_searches=3).run(
+    result = Agent(Toolbox(index, caller), policy, placement="hybrid", max_searches=3).run(
         "What is the EUR cutoff time for Acme's settlement batches?", as_of="2026-01-19")
 
     run = policy.last_run
-    assert run is not None and run.requests >= 2 and run.input_tokens > 0 and run.output_tokens > 0
+    assert run is not None and run.requests >= 1 and run.input_tokens > 0 and run.output_tokens > 0
     searches = [s for s in result.steps if s.action == "search" and s.refused is None]
     assert searches, "the model ran no search"
     for step in searches:  # every hit of every search is one the caller may read
