@@ -593,3 +593,14 @@ def test_ragkit_ask_end_to_end_over_http(httpserver, tmp_path, embedder):
     bodies = _bodies(httpserver)
     assert bodies[0]["messages"][-1]["content"].startswith('<untrusted_evidence source="ragkit:search_')
     assert 'valid_at="2026-01-19"' in bodies[0]["messages"][0]["content"]
+
+
+def test_a_client_written_before_force_still_works():
+    """A client whose ``_complete`` predates ``force`` is called as before when nothing is forced."""
+    from ragkit.agent import LLMClient, Reply
+
+    class Older(LLMClient):
+        def _complete(self, messages, tools, system, use_tools):
+            return Reply("ok")
+
+    assert Older().complete([{"role": "user", "content": "hi"}], []).text == "ok"

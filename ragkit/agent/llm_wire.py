@@ -98,7 +98,9 @@ class LLMClient:
         """One request. ``use_tools=False`` sends the tools but asks the model not to call them;
         ``force`` names the one tool the model must call in this turn."""
         try:
-            return self._complete(messages, tools, system, use_tools, force)
+            # force goes by keyword and only when set: clients written before it (e.g. a scripted
+            # stand-in with _complete(messages, tools, system, use_tools)) keep working
+            return self._complete(messages, tools, system, use_tools, **({"force": force} if force else {}))
         except LLMError:
             raise
         except Exception as exc:  # noqa: BLE001 - SDK errors become one clear ragkit error
