@@ -18,7 +18,9 @@ The commands live by group in :mod:`ragkit.app.index_commands` (index, sync, sta
 :mod:`ragkit.app.search_commands` (search, ask, tools, mcp) and
 :mod:`ragkit.app.eval_commands` (eval, beir, demo); this module registers them on one
 Typer app, which the ``ragkit`` console script, ``python -m ragkit`` and
-``python -m ragkit.cli`` run.
+``python -m ragkit.cli`` run. The bulk commands (index, sync, demo, beir, eval) take
+``--workers N`` (default 2) and ``-q`` (:mod:`ragkit.app.options`) and report progress on
+stderr in every mode.
 
 Errors go to stderr as one line that says what was wrong and how to fix it; the
 exit code is 2 for bad input and 1 for other failures (:mod:`ragkit.app.exits`). ``--json``

@@ -98,15 +98,18 @@ def rescue(frame: Any, lesson: str, target: str) -> str:
             f"{', delivered' if delivered else ', not delivered'} -> rescued by {who}: {verdict}")
 
 
-def run_demo(corpus: Path | None = None, index_path: Path | None = None) -> None:
-    """Index (or reuse) the corpus and print each demo search with its funnel trace."""
+def run_demo(corpus: Path | None = None, index_path: Path | None = None, *, progress: bool = True) -> None:
+    """Index (or reuse) the corpus and print each demo search with its funnel trace.
+
+    ``progress``: stage lines and loading and embedding bars while the index is built or updated.
+    """
     from rich.console import Console
 
     console = Console(width=160)
     folder = corpus or course_corpus()
     target = index_path or (default_index_path(folder) if corpus else course_cache() / "index-course")
     t = time.perf_counter()
-    index = build_or_update(folder, target, progress=True, log=lambda m: console.print(m, markup=False))
+    index = build_or_update(folder, target, progress=progress, log=lambda m: console.print(m, markup=False))
     console.print(f"index ready in {time.perf_counter() - t:.1f}s: {index.stats()}\n")
     funnel = Funnel(index)
     funnel.search("warm up the models", deliver=1)

@@ -4,7 +4,8 @@
 changed documents are encoded), or with ``--backend milvus`` ingests it into a Milvus
 collection (optionally with Ray Data); ``sync`` reconciles an index with its folder by
 content hash, once or while watching; ``staleness`` says how far the index lags its sources.
-Each function is a Typer command, registered in :mod:`ragkit.app.cli`.
+Each function is a Typer command, registered in :mod:`ragkit.app.cli`. ``index`` and ``sync``
+take ``--workers`` and ``-q`` (:mod:`ragkit.app.options`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from typing import Annotated
 
 import typer
 
-from ragkit.app.exits import fail
+from ragkit.app.exits import err, fail
+from ragkit.app.options import DEFAULT_WORKERS, Quiet, with_workers, workers_option
 from ragkit.backends.milvus.config import MilvusConfig
 from ragkit.backends.milvus.ingest import ingest_milvus
 from ragkit.backends.milvus.ray_ingest import ingest_ray
@@ -30,6 +32,7 @@ from ragkit.index.settings import IndexSettings
 __all__ = ["index_cmd", "sync_cmd", "staleness_cmd"]
 
 
+@with_workers
 def index_cmd(
     folder: Annotated[Path, typer.Argument(help="folder (or file) of .md/.txt/.html/.py/.jsonl/.pdf")],
     out: Annotated[Path | None, typer.Option("--out", "-o", help="index folder")] = None,
@@ -37,7 +40,9 @@ def index_cmd(
     strict: Annotated[bool, typer.Option(help="stop at the first broken file")] = False,
     chunker: Annotated[str, typer.Option(help="structure | sentence | fixed")] = "structure",
     max_tokens: Annotated[int, typer.Option(help="chunk budget in tokens")] = 200,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="no progress bars")] = False,
+    quiet: Quiet = False,
+    workers: Annotated[int, workers_option("embedder runs side by side (in this process)")]
+    = DEFAULT_WORKERS,
     backend: Annotated[str, typer.Option(help="memory (an index folder) | milvus (a Milvus collection)")]
     = "memory",
     milvus_uri: Annotated[str | None, typer.Option(
@@ -120,6 +125,7 @@ def _index_milvus(folder: Path, *, out: Path | None, rebuild: bool, strict: bool
     typer.echo(str(report))
 
 
+@with_workers
 def sync_cmd(
     folder: Annotated[Path, typer.Argument(help="folder the index should mirror")],
     index: Annotated[Path, typer.Option("--index", "-i", help="index folder (created if missing)")],
@@ -130,8 +136,13 @@ def sync_cmd(
     recover: Annotated[bool, typer.Option(help="first point the index at its newest intact generation")]
     = False,
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON object (without --watch)")] = False,
+    workers: Annotated[int, workers_option("embedder runs side by side")] = DEFAULT_WORKERS,
+    quiet: Quiet = False,
 ) -> None:
-    """Reconcile INDEX with FOLDER by content hash: print added / updated / deleted / unchanged."""
+    """Reconcile INDEX with FOLDER by content hash: print added / updated / deleted / unchanged.
+
+    Progress (a line per stage, bars for loading and embedding) goes to stderr, also with --json.
+    """
     try:
         every, full = parse_duration(interval, field_name="--interval"), \
             parse_duration(full_every, field_name="--full-every")
@@ -143,10 +154,10 @@ def sync_cmd(
         if recover:
             Index.recover(index)
         if watch:
-            Watcher(folder, index, interval=every, full_every=full, log=typer.echo).run(
+            Watcher(folder, index, interval=every, full_every=full, log=typer.echo, progress=not quiet).run(
                 max_polls=polls or None)
             return
-        result = sync_folder(folder, index)
+        result = sync_folder(folder, index, progress=not quiet, log=err)
     except (RagkitError, ValueError) as exc:
         fail(exc)
     if as_json:

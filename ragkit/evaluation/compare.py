@@ -17,6 +17,10 @@ changed, so any change to the funnel moves these figures and vice versa:
 ``default``     the funnel's defaults (:class:`~ragkit.search.funnel.FunnelSettings`)
 ==============  ==========================================================
 
+Queries run ``workers`` at a time on threads (the models release the GIL while they run); each
+query's methods run in order in one thread, and results are kept in query order, so the figures
+do not depend on ``workers`` (the latencies aside).
+
 Each method reports nDCG@10, MRR@10, recall@50 and recall@100 over documents, its median
 funnel latency per query (``ms_p50``; a method that reuses reranker scores another method
 already computed for the same query is charged that method's rerank time, so cached
@@ -34,8 +38,10 @@ from __future__ import annotations
 import hashlib
 import re
 import statistics
+import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
@@ -88,7 +94,10 @@ def beir_index(data: BeirData, *, name: str | None = None, cache_dir: str | Path
                settings: IndexSettings | None = None, progress: bool = False, embedder: Any = None,
                log: Callable[[str], None] = lambda _m: None) -> tuple[Index, dict[str, str]]:
     """An :class:`~ragkit.index.index.Index` of the collection, reused from ``<cache_dir>/<name>`` when
-    it was built from the same corpus with the same settings (a ``<name>.key`` file says so)."""
+    it was built from the same corpus with the same settings (a ``<name>.key`` file says so).
+
+    ``log`` gets a line when the cache is reused and when a build ends; with ``progress`` also one
+    as a build starts, and the embedding has a bar."""
     settings = settings or IndexSettings()
     docs, back = beir_documents(data)
     key = _corpus_key(data, settings)
@@ -104,6 +113,8 @@ def beir_index(data: BeirData, *, name: str | None = None, cache_dir: str | Path
             except Exception as exc:  # noqa: BLE001 - any unreadable cache is rebuilt
                 log(f"cached index {folder} is unusable ({exc}); rebuilding")
     t = time.perf_counter()
+    if progress:
+        log(f"indexing {len(docs)} documents")
     index = Index.build(docs, settings, progress=progress, embedder=embedder)
     log(f"indexed {len(docs)} documents -> {len(index.rows)} chunks in {time.perf_counter() - t:.0f}s")
     if folder is not None and key_file is not None:
@@ -129,7 +140,8 @@ def evaluate_beir(data: BeirData, *, name: str | None = None, candidates: int = 
                   index_settings: IndexSettings | None = None,
                   methods: Mapping[str, Mapping[str, Any]] | None = None,
                   reranker: Any = None, embedder: Any = None, progress: bool = True,
-                  log: Callable[[str], None] = lambda _m: None) -> dict[str, dict[str, float]]:
+                  log: Callable[[str], None] = lambda _m: None,
+                  workers: int = 1) -> dict[str, dict[str, float]]:
     """Run each method (a Funnel ablation) on every judged query; return ``{method: {metric: value}}``.
 
     Args:
@@ -144,7 +156,12 @@ def evaluate_beir(data: BeirData, *, name: str | None = None, candidates: int = 
         methods: ``{name: overrides}`` to run (default :data:`ABLATIONS`).
         reranker: the cross-encoder (default: the bundled one).
         embedder: encodes the corpus when the index is built (default: ``index_settings``' model).
+        progress: a line as each stage starts (through ``log``) and tqdm bars on stderr.
+        log: where stage and summary lines go (default: nowhere).
+        workers: queries run at a time, on threads (the figures do not depend on it).
     """
+    if workers < 1:
+        raise ValueError(f"workers={workers}: use 1 or more")
     index, back = beir_index(data, name=name, cache_dir=cache_dir, settings=index_settings,
                              progress=progress, embedder=embedder, log=log)
     base = funnel_settings or FunnelSettings()
@@ -157,14 +174,12 @@ def evaluate_beir(data: BeirData, *, name: str | None = None, candidates: int = 
         qids = qids[:max_queries]
     runs: dict[str, dict[str, dict[str, float]]] = {m: {} for m in methods}
     ms: dict[str, list[float]] = {m: [] for m in methods}
-    iterator: Any = qids
-    if progress:
-        from tqdm.auto import tqdm
 
-        iterator = tqdm(qids, desc="queries", unit="q")
-    for qid in iterator:
+    def run_query(qid: str) -> dict[str, tuple[dict[str, float], float]]:
+        """Every method on one query: ``{method: (document run, milliseconds)}``."""
         query = data.queries[qid]
         paid: dict[tuple[Any, ...], float] = {}  # rerank time of the first method that scored these pairs
+        out = {}
         for method, overrides in methods.items():
             result = funnel.search(query, **overrides)
             s = replace(base, **overrides)
@@ -173,8 +188,26 @@ def evaluate_beir(data: BeirData, *, name: str | None = None, candidates: int = 
                     s.lexical_weight, s.dense_weight) if s.rerank_mode != "none" else None
             if work is not None:
                 timings["rerank"] = paid.setdefault(work, timings.get("rerank", 0.0))
-            ms[method].append(sum(v for k, v in timings.items() if k != "total"))
-            runs[method][qid] = doc_run(result, back)
+            out[method] = (doc_run(result, back), sum(v for k, v in timings.items() if k != "total"))
+        return out
+
+    if progress:
+        log(f"searching {len(qids)} queries x {len(methods)} methods, {workers} at a time")
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ragkit-beir") if workers > 1 else None
+    done: Iterable[dict[str, tuple[dict[str, float], float]]] = (
+        pool.map(run_query, qids) if pool is not None else map(run_query, qids))  # both in query order
+    if progress:
+        from tqdm.auto import tqdm
+
+        done = tqdm(done, total=len(qids), desc="queries", unit="q", file=sys.stderr)
+    try:
+        for qid, per_method in zip(qids, done, strict=True):
+            for method, (run, took) in per_method.items():
+                runs[method][qid] = run
+                ms[method].append(took)
+    finally:
+        if pool is not None:  # on an error or Ctrl-C the queries not yet started are dropped
+            pool.shutdown(wait=True, cancel_futures=True)
     qrels = {q: data.qrels[q] for q in qids}
     report: dict[str, dict[str, float]] = {}
     for method in methods:

@@ -3,16 +3,18 @@
 The command line only parses arguments; this module does the work so notebooks and CI
 scripts can call :func:`run_eval` directly. Exit codes: 0 all gates pass (or none given),
 1 a gate failed, 2 bad input (a malformed case with ``--strict``, no valid case, a bad
-gates file).
+gates file). The cases run through :func:`ragkit.evaluation.parallel.evaluate_full`: in this
+process, or with ``workers=N`` on N processes, with the same report either way.
 
 Example:
     >>> outcome = run_eval("datasets/opscorpus/cases.jsonl", ".ragkit-cache/index-course",
-    ...                    placement="pipeline", limit=20)     # doctest: +SKIP
+    ...                    placement="pipeline", limit=20, workers=2)     # doctest: +SKIP
     >>> outcome.exit_code, outcome.report.summary()["end_to_end_rate"]   # doctest: +SKIP
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from collections.abc import Callable
@@ -22,15 +24,12 @@ from pathlib import Path
 from ragkit.agent import PLACEMENTS
 from ragkit.core.errors import ValidationError
 from ragkit.evaluation.cases import EvidenceCase, load_cases, load_cases_lenient
-from ragkit.evaluation.counterfactuals import run_counterfactuals
 from ragkit.evaluation.gates import check_gates, load_gates, report_figures
+from ragkit.evaluation.parallel import evaluate_full
 from ragkit.evaluation.plots import html_report
 from ragkit.evaluation.report import Report
-from ragkit.evaluation.rerankers import SharedScores
-from ragkit.evaluation.runner import agent_runner, evaluate
 from ragkit.evaluation.trec import write_run
 from ragkit.index.index import Index
-from ragkit.models import get_reranker
 
 __all__ = ["EvalOutcome", "run_eval", "outcome_json"]
 
@@ -48,20 +47,26 @@ class EvalOutcome:
 def run_eval(cases_path: str | Path, index: str | Path | Index, *, placement: str = "pipeline",
              gates: str | Path | None = None, counterfactuals: bool = False, html: str | Path | None = None,
              trec: str | Path | None = None, csv: str | Path | None = None, strict: bool = False,
-             limit: int = 0, progress: bool = True,
+             limit: int = 0, progress: bool = True, workers: int = 1,
              log: Callable[[str], None] = lambda m: print(m, file=sys.stderr)) -> EvalOutcome:
     """Load cases (tolerantly unless ``strict``), run the agent at ``placement``, score, gate, write.
 
     Args:
         cases_path: a ``cases.jsonl`` file.
-        index: an index folder or a loaded index.
+        index: an index folder or a loaded index (a loaded index runs in this process only).
         placement: ``pipeline``, ``tool`` or ``hybrid``.
         gates: a gates TOML file (:mod:`ragkit.evaluation.gates`).
         counterfactuals: also run the four counterfactual tests.
         html / trec / csv: where to write the HTML report, the TREC run, the per-case CSV.
         strict: stop at the first malformed case.
         limit: evaluate only the first N cases (0 = all).
+        progress: a line as each stage starts (through ``log``) and a bar of cases on stderr.
+        workers: cases run at a time, each on its own process (1: in this process); the report
+            does not depend on it.
+        log: where skipped-case warnings and stage lines go (default: stderr).
     """
+    if workers < 1:
+        raise ValidationError(f"workers={workers}: use 1 or more", field="workers")
     if placement not in PLACEMENTS:
         raise ValidationError(f"placement {placement!r}; use one of {PLACEMENTS}", field="placement")
     gate_list = load_gates(gates) if gates else None  # bad gates fail before any work
@@ -85,17 +90,24 @@ def run_eval(cases_path: str | Path, index: str | Path | Index, *, placement: st
         raise ValidationError(f"no valid case in {cases_path}{bad}", field="cases", where=str(cases_path))
     if limit:
         cases = cases[:limit]
+    say = log if progress else (lambda _m: None)
+    say(f"loaded {len(cases)} cases from {cases_path}")
+    load: Callable[[], Index]
     if isinstance(index, (str, Path)):
-        index = Index.load(index)
-    # one score per (query, passage) for the run and its counterfactuals; each run timed as if cold
-    reranker = SharedScores(get_reranker())
-    report = evaluate(cases, agent_runner(index, placement, reranker=reranker), progress=progress,
-                      placement=placement)
-    if counterfactuals:
-        baseline = dict(zip(report.frame["case"], report.frame["correct"].astype(bool), strict=True))
-        report.counterfactuals = run_counterfactuals(
-            cases, index, lambda view: agent_runner(view, placement, reranker=reranker), progress=progress,
-            baseline=baseline)
+        say(f"loading the index {index}")
+        folder, index = Path(index), Index.load(index)  # a bad index fails here, before any worker starts
+        workers = min(workers, len(cases))
+        load = functools.partial(Index.load, folder) if workers > 1 else functools.partial(_given, index)
+    else:
+        load, workers = functools.partial(_given, index), 1  # a loaded index stays in this process
+    say(f"evaluating {len(cases)} cases at placement {placement}"
+        f"{' with counterfactuals' if counterfactuals else ''}: "
+        + (f"{workers} at a time, on worker processes that each load the index and the models"
+           if workers > 1 else "one at a time"))
+    # per process, one score per (query, passage) for a case's runs; each run timed as if cold
+    reports, _ = evaluate_full(cases, load, placements=(placement,), counterfactuals=counterfactuals,
+                               workers=workers, progress=progress)
+    report = reports[placement]
     outcome = EvalOutcome(report, errors)
     if gate_list is not None:
         report.gates = check_gates(gate_list, report_figures(report))
@@ -111,6 +123,11 @@ def run_eval(cases_path: str | Path, index: str | Path | Index, *, placement: st
         report.to_csv(csv)
         outcome.written.append(str(csv))
     return outcome
+
+
+def _given(index: Index) -> Index:
+    """``index`` itself: the index loader of a run in this process."""
+    return index
 
 
 def outcome_json(outcome: EvalOutcome) -> str:

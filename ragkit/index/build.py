@@ -30,6 +30,7 @@ from ragkit.index.index import Index
 from ragkit.index.profiles import with_profile
 from ragkit.index.settings import IndexSettings
 from ragkit.models.bundled import embedder_identity
+from ragkit.models.runtime import workers
 from ragkit.text.profile import CorpusProfile, load_profile
 from ragkit.text.profile_derive import derive_profile
 
@@ -109,6 +110,8 @@ def build_or_update(folder: Path, out: Path, *, rebuild: bool = False, strict: b
     """Load ``folder``; create the index at ``out`` or bring the existing one up to date.
 
     Unchanged documents are never re-encoded. Returns the :class:`~ragkit.index.index.Index`.
+    ``log`` gets what was loaded and what changed; with ``progress``, also a line as a build
+    starts, and loading and embedding show bars on stderr.
 
     Args:
         profile: a profile JSON file (checked before anything is loaded); without one the profile
@@ -131,11 +134,11 @@ def build_or_update(folder: Path, out: Path, *, rebuild: bool = False, strict: b
     if index is not None:
         if index.settings.chunker != settings.chunker:
             log(f"chunker settings changed ({index.settings.chunker} -> {settings.chunker}): rebuilding")
-            index = Index.build(docs, settings, progress=progress)
+            index = None
         elif _embedder_changed(index, settings):
             old = (index.manifest.get("embedder") or {}).get("name")
             log(f"the index was embedded with {old!r}, the configured embedder is another model: rebuilding")
-            index = Index.build(docs, settings, progress=progress)
+            index = None
         else:
             to_sync, kept = protect_unreadable(index, docs, report)
             if kept:
@@ -144,7 +147,9 @@ def build_or_update(folder: Path, out: Path, *, rebuild: bool = False, strict: b
             log(f"updated {out}: {change}")
             if not change.changed and index.manifest.get("profile") == chosen.to_json():
                 return index
-    else:
+    if index is None:
+        if progress:
+            log(f"indexing {len(docs)} documents ({workers()} model workers)")
         index = Index.build(docs, settings, progress=progress)
     index.manifest = with_profile(index.manifest, chosen, source)
     index.save(out)

@@ -119,35 +119,47 @@ class FolderSync:
         return "\n".join(lines)
 
 
-def _open_or_build(index_path: Path, docs: list[Document], embedder: Any) -> tuple[Index, bool]:
+def _stderr(message: str) -> None:
+    print(message, file=sys.stderr)
+
+
+def _open_or_build(index_path: Path, docs: list[Document], embedder: Any, progress: bool,
+                   say: Callable[[str], Any]) -> tuple[Index, bool]:
     if (index_path / "CURRENT").exists():
         return Index.load(index_path, embedder=embedder), False
     if (index_path / "manifest.json").exists():
         return Index.upgrade(index_path, embedder=embedder), False
-    return Index.build(docs, embedder=embedder), True
+    say(f"indexing {len(docs)} documents into a new index at {index_path}")
+    return Index.build(docs, embedder=embedder, progress=progress), True
 
 
 def sync_folder(folder: str | Path, index_path: str | Path, *, embedder: Any = None,
-                index: Index | None = None) -> FolderSync:
+                index: Index | None = None, progress: bool = False,
+                log: Callable[[str], Any] = _stderr) -> FolderSync:
     """Reconcile the index at ``index_path`` with ``folder`` by content hash and commit the change.
 
     Creates the index when the path has none. Pass ``index`` (already loaded from
-    ``index_path``) to skip reloading it.
+    ``index_path``) to skip reloading it. With ``progress``, ``log`` gets a line as each stage
+    starts (load, compare or build, commit) and loading and embedding show bars on stderr.
     """
     t0 = time.perf_counter()
+    say = log if progress else (lambda _m: None)
     folder, index_path = Path(folder), Path(index_path)
-    docs, load_report = load_corpus(folder)
+    docs, load_report = load_corpus(folder, progress=progress)
+    say(f"loaded {len(docs)} documents from {folder}")
     if index is None:
-        index, fresh = _open_or_build(index_path, docs, embedder)
+        index, fresh = _open_or_build(index_path, docs, embedder, progress, say)
     else:
         fresh = False
     if fresh:
         report = SyncReport(added=[d.doc_id for d in docs], encoded_rows=len(index.rows))
         kept: list[str] = []
     else:
+        say(f"comparing with the index at {index_path} ({len(index.documents)} documents)")
         to_sync, kept = protect_unreadable(index, docs, load_report)
-        report = index.sync(to_sync)
+        report = index.sync(to_sync, progress=progress)
     if fresh or report.changed:
+        say(f"committing the change to {index_path}")
         index.save(index_path)
     return FolderSync(report, list(load_report.skipped), kept, int(index.manifest.get("generation", 0)),
                       time.perf_counter() - t0)
@@ -177,6 +189,9 @@ class Watcher:
     files are read and applied, and the change is committed as one generation. Every
     ``full_every`` seconds a full :func:`sync_folder` runs as the backstop.
 
+    ``log`` gets each change; with ``progress``, each full reconciliation also reports its stages
+    on stderr (:func:`sync_folder`).
+
     Example:
         >>> w = Watcher("docs", ".ragkit-cache/index-docs", interval=2)   # doctest: +SKIP
         >>> w.run(max_polls=10)                                          # doctest: +SKIP
@@ -184,13 +199,14 @@ class Watcher:
 
     def __init__(self, folder: str | Path, index_path: str | Path, *, interval: float = 2.0,
                  full_every: float = 300.0, embedder: Any = None,
-                 log: Callable[[str], Any] = lambda m: print(m, file=sys.stderr)) -> None:
+                 log: Callable[[str], Any] = _stderr, progress: bool = False) -> None:
         self.folder = Path(folder)
         self.index_path = Path(index_path)
         self.interval = parse_duration(interval, field_name="interval")
         self.full_every = parse_duration(full_every, field_name="full_every")
         self.embedder = embedder
         self.log = log
+        self.progress = progress
         self.index: Index | None = None
         self._seen: dict[Path, tuple[int, int]] = {}
         self._last_full = 0.0
@@ -202,7 +218,8 @@ class Watcher:
 
     def full(self) -> FolderSync:
         """A full reconciliation (also the first poll)."""
-        result = sync_folder(self.folder, self.index_path, embedder=self.embedder, index=self.index)
+        result = sync_folder(self.folder, self.index_path, embedder=self.embedder, index=self.index,
+                             progress=self.progress)
         self.index = self.index or Index.load(self.index_path, embedder=self.embedder)
         self._seen = self.scan()
         self._last_full = time.monotonic()

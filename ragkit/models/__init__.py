@@ -19,7 +19,7 @@ from ragkit.models.files import (
     package_dir,
 )
 from ragkit.models.reranker import Reranker
-from ragkit.models.runtime import feed, load_tokenizer, onnx_session, parallel_map, workers
+from ragkit.models.runtime import feed, load_tokenizer, onnx_session, parallel_map, set_workers, workers
 from ragkit.models.score_cache import ScoreCache, cached_scores
 from ragkit.models.tokens import count_tokens, count_tokens_batch, truncate_to_tokens
 
@@ -48,6 +48,7 @@ __all__ = [
     "onnx_session",
     "package_dir",
     "parallel_map",
+    "set_workers",
     "truncate_to_tokens",
     "workers",
 ]

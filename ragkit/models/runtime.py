@@ -3,8 +3,9 @@
 Both bundled ONNX models are dynamically quantised: activation scales are computed per run
 over every input in it, padding included, so a batched text's output would depend on its
 batch-mates. Each text (or query-passage pair) therefore runs alone, single-threaded, and
-several run side by side on a small thread pool (``RAGKIT_WORKERS``, default: the CPU count,
-at most 4): outputs are independent of the other inputs and every core is busy.
+several run side by side on a small thread pool (:func:`set_workers`, what the bulk commands'
+``--workers`` sets; else ``RAGKIT_WORKERS``; else the CPU count, at most 4): outputs are
+independent of the other inputs and every core is busy.
 
 Example:
     >>> workers() >= 1
@@ -24,17 +25,48 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-__all__ = ["workers", "parallel_map", "onnx_session", "load_tokenizer", "feed"]
+__all__ = ["workers", "set_workers", "parallel_map", "onnx_session", "load_tokenizer", "feed"]
 
 T = TypeVar("T")
+_SET: dict[str, int] = {}  # "workers": the count set_workers() chose, when it chose one
 
 
 def workers() -> int:
-    """How many single-threaded ONNX runs go side by side (``RAGKIT_WORKERS``, else CPUs, max 4)."""
+    """How many single-threaded ONNX runs go side by side: the count :func:`set_workers` chose,
+    else ``RAGKIT_WORKERS``, else the CPU count (at most 4)."""
+    if "workers" in _SET:
+        return _SET["workers"]
     value = os.environ.get("RAGKIT_WORKERS")
     if value and value.isdigit() and int(value) > 0:
         return int(value)
     return max(1, min(4, os.cpu_count() or 1))
+
+
+def set_workers(n: int | None) -> int | None:
+    """Run ``n`` ONNX inputs side by side from now on (``None``: back to ``RAGKIT_WORKERS`` or the CPUs).
+
+    What ``--workers N`` of ``ragkit index``, ``sync``, ``demo``, ``beir`` and ``eval`` calls. The
+    shared pool is rebuilt at its next use with the new size; runs already on the old pool finish
+    there (its idle threads end when it is collected). Returns the count set before (``None``:
+    none was), to restore it.
+
+    Example::
+
+        before = set_workers(1)   # one input at a time, in the calling thread
+        set_workers(before)       # as it was
+
+    Raises:
+        ValueError: ``n`` is below 1.
+    """
+    if n is not None and n < 1:
+        raise ValueError(f"workers={n}: use 1 or more")
+    before = _SET.get("workers")
+    if n is None:
+        _SET.pop("workers", None)
+    else:
+        _SET["workers"] = n
+    _pool.cache_clear()
+    return before
 
 
 @lru_cache(maxsize=1)
