@@ -25,8 +25,8 @@ from ragkit.core.records import parse_time
 from ragkit.core.scope import Filters
 from ragkit.tools.schemas import ToolSpec
 
-__all__ = ["ToolArgumentError", "parse_json_arguments", "schema_error", "empty_query_error", "date_arg",
-           "combine_filters", "without_filter"]
+__all__ = ["ToolArgumentError", "parse_json_arguments", "surely_valid", "schema_error", "empty_query_error",
+           "date_arg", "combine_filters", "without_filter"]
 
 
 class ToolArgumentError(ValidationError):
@@ -59,6 +59,78 @@ def parse_json_arguments(spec: ToolSpec, arguments: Mapping[str, Any] | str | No
         raise ToolArgumentError("invalid_arguments", "the arguments must be a JSON object",
                                 valid=list(spec.parameters["properties"]), example=spec.example_call())
     return {str(k): v for k, v in arguments.items() if v is not None}
+
+
+#: Keywords that only describe (they never make a value invalid).
+_ANNOTATIONS = frozenset({"description", "default", "title", "examples", "$comment"})
+#: The validation keywords :func:`surely_valid` checks itself; any other one sends a call to jsonschema.
+_CHECKED = frozenset({"type", "properties", "additionalProperties", "required", "minLength", "maxLength",
+                      "minimum", "maximum", "items", "minItems", "maxItems", "enum"})
+_TYPES: dict[str, Any] = {
+    "object": lambda v: isinstance(v, dict),
+    "array": lambda v: isinstance(v, list),
+    "string": lambda v: isinstance(v, str),
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "boolean": lambda v: isinstance(v, bool),
+}
+
+
+def surely_valid(schema: Mapping[str, Any], value: Any) -> bool:
+    """Whether ``value`` certainly satisfies ``schema``, checked without jsonschema.
+
+    ``True`` only when every keyword of ``schema`` (and of the subschemas it reaches) is one this
+    check knows (a small subset of draft 2020-12: the tool schemas' ``type``, ``properties``,
+    ``additionalProperties: false``, ``required``, string lengths, integer bounds, ``items``,
+    array lengths, an ``enum`` of strings) and holds. ``False`` means "not sure": the caller asks
+    jsonschema, which names the error. Importing jsonschema costs about a second (its format
+    checkers compile grammars), so a well-formed call, the common case, never pays for it.
+
+    Example:
+        >>> schema = {"type": "object", "additionalProperties": False, "required": ["q"],
+        ...           "properties": {"q": {"type": "string", "minLength": 1}}}
+        >>> surely_valid(schema, {"q": "EUR cutoff"}), surely_valid(schema, {"q": ""})
+        (True, False)
+    """
+    for key, rule in schema.items():
+        if key in _ANNOTATIONS:
+            continue
+        if key not in _CHECKED or not _holds(schema, key, rule, value):
+            return False
+    return True
+
+
+def _holds(schema: Mapping[str, Any], key: str, rule: Any, value: Any) -> bool:
+    """Whether one keyword of ``schema`` holds for ``value`` (``False`` also when unsure)."""
+    if key == "type":
+        check = _TYPES.get(rule) if isinstance(rule, str) else None
+        return check is not None and bool(check(value))
+    if key in ("minLength", "maxLength"):
+        if not isinstance(value, str):
+            return False
+        return len(value) >= rule if key == "minLength" else len(value) <= rule
+    if key in ("minimum", "maximum"):
+        if not isinstance(value, int) or isinstance(value, bool) or not isinstance(rule, int):
+            return False
+        return value >= rule if key == "minimum" else value <= rule
+    if key in ("minItems", "maxItems"):
+        if not isinstance(value, list):
+            return False
+        return len(value) >= rule if key == "minItems" else len(value) <= rule
+    if key == "enum":
+        return isinstance(value, str) and all(isinstance(x, str) for x in rule) and value in rule
+    if key == "items":
+        return isinstance(value, list) and isinstance(rule, Mapping) and all(
+            surely_valid(rule, v) for v in value)
+    if not isinstance(value, dict):
+        return False
+    if key == "required":
+        return all(name in value for name in rule)
+    if key == "additionalProperties":
+        return rule is True or (rule is False and set(value) <= set(schema.get("properties", {})))
+    # properties: each one given satisfies its own schema
+    return isinstance(rule, Mapping) and all(
+        isinstance(rule[name], Mapping) and surely_valid(rule[name], v)
+        for name, v in value.items() if name in rule)
 
 
 def schema_error(spec: ToolSpec, err: Any, max_k: int) -> ToolArgumentError:

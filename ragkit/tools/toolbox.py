@@ -48,6 +48,7 @@ from ragkit.tools.arguments import (
     empty_query_error,
     parse_json_arguments,
     schema_error,
+    surely_valid,
     without_filter,
 )
 from ragkit.tools.reading import DocumentReader
@@ -98,9 +99,7 @@ class Toolbox:
         kinds = sorted({env.source_type for env in as_backend(index).envelopes(scope, self.filters)})
         self.specs = tool_specs(self.settings, kinds)
         self.reader = DocumentReader(scope, self.filters, self.settings, self.specs)
-        from jsonschema import Draft202012Validator  # imported here: it costs ~0.7 s to import
-
-        self._validators = {n: Draft202012Validator(s.parameters) for n, s in self.specs.items()}
+        self._validators: dict[str, Any] = {}  # jsonschema validators, built when a call needs one
         self.last_result: SearchResult | None = None
         self._snap: Any = None
         self._backend: Backend | None = None
@@ -180,10 +179,25 @@ class Toolbox:
     def _parse(self, name: str, arguments: Mapping[str, Any] | str | None) -> dict[str, Any]:
         spec = self.specs[name]
         args = parse_json_arguments(spec, arguments)
-        errors = sorted(self._validators[name].iter_errors(args), key=lambda e: (len(e.path), str(e.path)))
+        if surely_valid(spec.parameters, args):  # a well-formed call: no need for jsonschema
+            return args
+        errors = sorted(self._validator(name).iter_errors(args), key=lambda e: (len(e.path), str(e.path)))
         if errors:
             raise schema_error(spec, errors[0], self.settings.max_k)
         return args
+
+    def _validator(self, name: str) -> Any:
+        """The jsonschema validator of tool ``name``, built on first need.
+
+        Importing jsonschema costs about a second (its format checkers compile grammars), so a
+        toolbox imports it only when a call is not :func:`~ragkit.tools.arguments.surely_valid`:
+        then jsonschema decides, and its first error becomes the structured error.
+        """
+        if name not in self._validators:
+            from jsonschema import Draft202012Validator
+
+            self._validators[name] = Draft202012Validator(self.specs[name].parameters)
+        return self._validators[name]
 
     def _tenants(self) -> list[str]:
         if self.scope.tenant == ALL_TENANTS:
