@@ -262,3 +262,28 @@ def test_parity_smoke(tmp_path):
     proc = subprocess.run([sys.executable, str(ROOT / "bench" / "parity.py"), "compare", str(a), str(b)],
                           capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert proc.returncode == 1 and "1 differ" in proc.stdout
+
+
+def test_rerank_depth_smoke(tmp_path, tiny_sets, tiny_index):
+    out, dump = tmp_path / "rd.md", tmp_path / "rd.jsonl"
+    run("rerank_depth.py", "--sets", "tiny", "course", "--sets-dir", str(tiny_sets), "--cache",
+        str(tmp_path / "cache"), "--index", str(tiny_index), "--max-queries", "2", "--confident", "1",
+        "--latency-queries", "1", "--score-cache", str(tmp_path / "scores.pkl"), "--dump", str(dump),
+        "--result", str(out))
+    rows = table(out)
+    assert [r[0] for r in rows[1:]] == ["depth 30 (today's default)", "depth 20", "depth 10",
+                                        "depth 0 (first stage)", "adaptive, margin 1"]
+    assert float(rows[4][4]) == 0.0 and float(rows[4][5]) == 0.0  # depth 0 reranks nothing
+    records = [json.loads(line) for line in dump.read_text().splitlines()]
+    assert {r["set"] for r in records} == {"tiny", "course"} and all(r["half"] in ("dev", "held-out")
+                                                                     for r in records)
+    assert (tmp_path / "scores.pkl").is_file()
+
+
+def test_rerank_speed_smoke(tmp_path, tiny_index):
+    out = tmp_path / "rs.md"
+    run("rerank_speed.py", "--index", str(tiny_index), "--queries", "2", "--rounds", "1", "--batches", "4",
+        "--result", str(out))
+    rows = table(out)
+    assert rows[1][0].startswith("one pair per run") and float(rows[1][3]) == 0.0  # the reference itself
+    assert len(rows) == 1 + 3 + 2 and all(float(r[1]) > 0 for r in rows[1:])

@@ -573,3 +573,11 @@ def test_analysis_helpers_reject_unknown_settings():
         stemmer_for("klingon")
     with pytest.raises(ValidationError, match="stopwords='de' is unknown"):
         stopword_set("de")
+
+
+def test_the_english_stop_words_are_bm25s_own_list():
+    from bm25s.stopwords import STOPWORDS_EN
+
+    from ragkit.retrieval.analysis import STOPWORDS_EN as OURS
+
+    assert frozenset(STOPWORDS_EN) == OURS

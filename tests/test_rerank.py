@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from ragkit import Funnel, ValidationError
-from ragkit.retrieval import Ranking, RerankOutput, combine, rerank
+from ragkit.retrieval import DepthPlan, Ranking, RerankOutput, combine, fuse, plan_depth, rerank
 
 
 class WordScorer:
@@ -161,3 +161,56 @@ def test_the_funnel_skips_the_scorer_when_the_mode_is_none_or_depth_zero(small_i
         result = funnel.search("EUR cutoff", **overrides)
         assert result.trace.tokens["reranker_units"] == 0
     assert scorer.calls == []
+
+
+# ---------------------------------------------------------------- adaptive depth
+
+
+def test_fixed_depth_is_the_setting_capped_by_the_candidates():
+    fused = Ranking([1, 2, 3], [3.0, 2.0, 1.0])
+    assert plan_depth(fused, [fused], max_depth=30) == DepthPlan(3, "fixed")
+    assert plan_depth(Ranking([], []), [], max_depth=30, policy="adaptive").depth == 0
+
+
+def test_a_leader_both_retrievers_agree_on_far_ahead_is_not_reranked():
+    bm25 = Ranking([7, 3, 5, 4], [20.0, 2.0, 1.9, 1.8])
+    dense = Ranking([7, 5, 3, 4], [0.9, 0.5, 0.49, 0.48])
+    plan = plan_depth(fuse([bm25, dense]), [bm25, dense], max_depth=30, policy="adaptive", confident=1.0)
+    assert plan.depth == 0 and plan.reason == "confident" and plan.agree and plan.margin > 1.0
+    # the same lead, but the dense list puts another first: not confident, full depth
+    other = Ranking([5, 7, 3, 4], [0.91, 0.9, 0.49, 0.48])
+    plan = plan_depth(fuse([bm25, other]), [bm25, other], max_depth=30, policy="adaptive", confident=1.0)
+    assert not plan.agree and plan.reason == "open" and plan.depth == 4
+
+
+def test_a_near_tie_gets_the_full_depth_however_the_lists_agree():
+    bm25 = Ranking([7, 3, 5, 4], [5.0, 4.99, 4.98, 1.0])
+    dense = Ranking([7, 3, 5, 4], [0.9, 0.899, 0.898, 0.1])
+    plan = plan_depth(fuse([bm25, dense]), [bm25, dense], max_depth=3, policy="adaptive", confident=1.0)
+    assert plan.agree and plan.margin < 0.1 and plan.depth == 3 and plan.reason == "open"
+
+
+def test_an_unknown_depth_policy_is_a_clear_error():
+    with pytest.raises(ValidationError, match="depth policy 'smart' is unknown"):
+        plan_depth(FIRST, [FIRST], max_depth=30, policy="smart")
+    from ragkit import FunnelSettings
+    with pytest.raises(ValidationError, match="depth_policy='smart'"):
+        FunnelSettings(depth_policy="smart")
+
+
+def test_the_funnel_records_its_depth_plan_and_reranks_that_many(small_index):
+    scorer = WordScorer()
+    funnel = Funnel(small_index, reranker=scorer)
+    fixed = funnel.search("EUR cutoff settlement", candidates=10, rerank_depth=5)
+    assert fixed.trace.depth_plan["reason"] == "fixed" and fixed.trace.depth_plan["depth"] == 5
+    never = funnel.search("EUR cutoff settlement", candidates=10, rerank_depth=5, depth_policy="adaptive",
+                          confident_margin=1e9)  # no lead is ever confident: the full depth
+    assert never.trace.depth_plan["depth"] == 5 and len(scorer.calls[-1][1]) == 5
+    calls = len(scorer.calls)
+    always = funnel.search("EUR cutoff settlement", candidates=10, rerank_depth=5, depth_policy="adaptive",
+                           confident_margin=0.0)
+    if always.trace.depth_plan["agree"]:  # both lists put the leader first: the scorer is not called
+        assert always.trace.depth_plan["depth"] == 0 and len(scorer.calls) == calls
+        assert always.trace.tokens["reranker_units"] == 0
+    else:
+        assert always.trace.depth_plan["depth"] == 5

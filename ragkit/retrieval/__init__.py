@@ -32,7 +32,16 @@ from ragkit.retrieval.fusion import (
 )
 from ragkit.retrieval.lexical import BM25_PARAMS, ENGINES, BM25Retriever, best_rows
 from ragkit.retrieval.postings import Postings
-from ragkit.retrieval.rerank import DEFAULT_RRF_WEIGHTS, RERANK_MODES, RerankOutput, combine, rerank
+from ragkit.retrieval.rerank import (
+    DEFAULT_RRF_WEIGHTS,
+    DEPTH_POLICIES,
+    RERANK_MODES,
+    DepthPlan,
+    RerankOutput,
+    combine,
+    plan_depth,
+    rerank,
+)
 from ragkit.retrieval.segmented import SegmentedBM25
 
 __all__ = [
@@ -42,7 +51,9 @@ __all__ = [
     "COLBERT_NAME",
     "ColbertReranker",
     "DEFAULT_RRF_WEIGHTS",
+    "DEPTH_POLICIES",
     "DenseRetriever",
+    "DepthPlan",
     "EF_CONSTRUCTION",
     "EF_SEARCH",
     "ENGINES",
@@ -68,6 +79,7 @@ __all__ = [
     "fuse",
     "get_colbert",
     "minmax_fusion",
+    "plan_depth",
     "rank_positions",
     "rerank",
     "rm3_weights",

@@ -137,8 +137,13 @@ def stopword_set(stopwords: str | Iterable[str] | None) -> frozenset[str]:
     return frozenset(w.lower() for w in stopwords)
 
 
-@lru_cache(maxsize=1)
-def _english_stopwords() -> frozenset[str]:
-    from bm25s.stopwords import STOPWORDS_EN
+#: bm25s' English stop words (the Lucene/Elasticsearch list), written out so that opening an index
+#: does not import bm25s and numba (about 0.25 s) just to read 33 words; ``tests/test_lexical.py``
+#: checks that the two lists stay equal.
+STOPWORDS_EN = frozenset(
+    "a an and are as at be but by for if in into is it no not of on or such that the their then "
+    "there these they this to was will with".split())
 
-    return frozenset(STOPWORDS_EN)
+
+def _english_stopwords() -> frozenset[str]:
+    return STOPWORDS_EN

@@ -48,9 +48,12 @@ from ragkit.core.errors import ValidationError
 from ragkit.models.bundled import get_reranker
 from ragkit.retrieval.fusion import Ranking, fuse, rrf
 
-__all__ = ["RERANK_MODES", "DEFAULT_RRF_WEIGHTS", "RerankOutput", "rerank", "combine"]
+__all__ = ["RERANK_MODES", "DEPTH_POLICIES", "DEFAULT_RRF_WEIGHTS", "DepthPlan", "RerankOutput",
+           "plan_depth", "rerank", "combine"]
 
 RERANK_MODES = ("fuse", "rrf", "rerank", "none")
+#: How the funnel chooses how many candidates the cross-encoder scores (``FunnelSettings.depth_policy``).
+DEPTH_POLICIES = ("fixed", "adaptive")
 #: ``(first_stage, reranker)`` weights of ``mode="rrf"`` when none are given.
 DEFAULT_RRF_WEIGHTS = (1.0, 1.0)
 
@@ -76,6 +79,65 @@ class RerankOutput:
         for r, i in enumerate(order, start=1):
             out[i] = r
         return out
+
+
+@dataclass(frozen=True)
+class DepthPlan:
+    """How many fused candidates the cross-encoder will score for one query, and why.
+
+    Attributes:
+        depth: candidates to rerank (0: keep the first stage's order).
+        reason: ``"fixed"`` (the set depth), ``"confident"`` (the first stage agrees and leads
+            clearly: no rerank) or ``"open"`` (the full depth).
+        margin: the fused leader's lead over the runner-up, in standard deviations of the
+            fused scores of all candidates (0 when there is no runner-up or no spread).
+        agree: whether every retriever put the fused leader first in its own list.
+    """
+
+    depth: int
+    reason: str
+    margin: float = 0.0
+    agree: bool = False
+
+
+def plan_depth(fused: Ranking, lists: Sequence[Ranking], *, max_depth: int, policy: str = "fixed",
+               confident: float = 1.0) -> DepthPlan:
+    """Decide the rerank depth of one query from signals the first stage already has.
+
+    ``"fixed"`` always scores ``max_depth`` candidates. ``"adaptive"`` reads two signals:
+
+    * **agreement**: every retriever (BM25, dense) ranks the fused leader first, though they
+      read the text in unrelated ways (exact terms against a learned embedding);
+    * **margin**: the leader's lead over the runner-up in standard deviations of the fused
+      scores of all candidates (scale-free, so it means the same for z-score and RRF fusion).
+
+    A leader both retrievers agree on, ahead by at least ``confident``, keeps the first stage's
+    order: an exact identifier far ahead needs no cross-encoder. Any other query gets
+    ``max_depth``. (A smaller depth for a clear leader the retrievers disagree on was measured
+    and lost recall on the course cases: ``bench/results/rerank_depth.md``.)
+
+    Example:
+        >>> bm25, dense = Ranking([7, 3, 5], [9.0, 2.0, 1.0]), Ranking([7, 5, 3], [0.9, 0.5, 0.4])
+        >>> plan_depth(fuse([bm25, dense]), [bm25, dense], max_depth=30, policy="adaptive").reason
+        'confident'
+        >>> tie = Ranking([3, 7, 5], [5.0, 4.9, 1.0])
+        >>> plan_depth(fuse([tie, dense]), [tie, dense], max_depth=30, policy="adaptive").depth
+        3
+    """
+    if policy not in DEPTH_POLICIES:
+        raise ValidationError(f"depth policy {policy!r} is unknown; use one of {DEPTH_POLICIES}",
+                              field="depth_policy")
+    n = min(max_depth, len(fused.ids))
+    if policy == "fixed" or n == 0:
+        return DepthPlan(n, "fixed")
+    scores = np.asarray(fused.scores, dtype=np.float64)
+    spread = float(scores.std())
+    margin = float(scores[0] - scores[1]) / spread if len(scores) > 1 and spread > 0 else 0.0
+    leader = fused.ids[0]
+    agree = bool(lists) and all(r.ids and r.ids[0] == leader for r in lists)
+    if agree and margin >= confident:
+        return DepthPlan(0, "confident", margin, agree)
+    return DepthPlan(n, "open", margin, agree)
 
 
 def rerank(query: str, passages: Sequence[str], reranker: Any = None, *,

@@ -39,7 +39,7 @@ from ragkit.index.index import Index
 from ragkit.models.bundled import get_reranker
 from ragkit.models.tokens import count_tokens_batch, truncate_to_tokens
 from ragkit.retrieval.fusion import FUSIONS, Ranking, fuse, rank_positions
-from ragkit.retrieval.rerank import RERANK_MODES, combine, rerank
+from ragkit.retrieval.rerank import DEPTH_POLICIES, RERANK_MODES, combine, plan_depth, rerank
 from ragkit.search.trace import CandidateTrace, SearchTrace
 
 __all__ = ["FUNNEL_PARAMS", "FunnelSettings", "Hit", "SearchResult", "Funnel"]
@@ -48,6 +48,9 @@ __all__ = ["FUNNEL_PARAMS", "FunnelSettings", "Hit", "SearchResult", "Funnel"]
 FUNNEL_PARAMS: Mapping[str, Param] = {
     "candidates": Param("candidates", 50, 1, 1000, "rows each retriever returns, and the fused width"),
     "rerank_depth": Param("rerank_depth", 30, 0, 1000, "fused candidates the cross-encoder scores"),
+    "confident_margin": Param("confident_margin", 1.0, 0, None,
+                              "depth_policy='adaptive': a leader both retrievers rank first, ahead by "
+                              "this many standard deviations of the head's fused scores, is not reranked"),
     "rerank_tokens": Param("rerank_tokens", 256, 16, 512,
                            "tokens of one (query, passage) pair the cross-encoder reads"),
     "deliver": Param("deliver", 4, 1, 50, "hits delivered to the reader"),
@@ -81,6 +84,7 @@ class FunnelSettings:
 
     candidates: int = 50
     rerank_depth: int = 30
+    confident_margin: float = 1.0
     rerank_tokens: int = 256
     deliver: int = 4
     rrf_k: float = 60
@@ -91,6 +95,7 @@ class FunnelSettings:
     total_budget: int = 3000
     fusion: str = "zscore"
     rerank_mode: str = "fuse"
+    depth_policy: str = "fixed"
     expand: bool = True
     retrievers: tuple[str, ...] = ("lexical", "dense")
 
@@ -102,6 +107,9 @@ class FunnelSettings:
         if self.rerank_mode not in RERANK_MODES:
             raise ValidationError(f"rerank_mode={self.rerank_mode!r}; use one of {RERANK_MODES}",
                                   field="rerank_mode")
+        if self.depth_policy not in DEPTH_POLICIES:
+            raise ValidationError(f"depth_policy={self.depth_policy!r}; use one of {DEPTH_POLICIES}",
+                                  field="depth_policy")
         unknown = set(self.retrievers) - {"lexical", "dense"}
         if not self.retrievers or unknown:
             raise ValidationError(f"retrievers={self.retrievers!r}; use 'lexical', 'dense' or both",
@@ -239,7 +247,10 @@ class Funnel:
         fused = fuse(lists, method=s.fusion, k=s.rrf_k, weights=weights).top(s.candidates)
         trace.timings_ms["fuse"] = (clock() - t) * 1000
 
-        depth = min(s.rerank_depth, len(fused.ids)) if s.rerank_mode != "none" else 0
+        plan = plan_depth(fused, lists, max_depth=s.rerank_depth if s.rerank_mode != "none" else 0,
+                          policy=s.depth_policy, confident=s.confident_margin)
+        depth = plan.depth
+        trace.depth_plan = asdict(plan)
         head, tail = fused.top(depth), Ranking(fused.ids[depth:], fused.scores[depth:])
         t = clock()
         rerank_scores: dict[int, float] = {}

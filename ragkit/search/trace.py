@@ -51,6 +51,8 @@ class SearchTrace:
     timings_ms: dict[str, float] = field(default_factory=dict)
     tokens: dict[str, int] = field(default_factory=dict)
     candidates: list[CandidateTrace] = field(default_factory=list)
+    #: the rerank depth chosen for this call and why (:class:`ragkit.retrieval.rerank.DepthPlan`)
+    depth_plan: dict[str, Any] = field(default_factory=dict)
 
     def to_frame(self) -> Any:
         """Candidates as a pandas DataFrame, sorted by final then fused rank."""
