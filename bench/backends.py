@@ -10,6 +10,13 @@ Part ``course`` (the bundled corpus, its cached index copied into Milvus without
 * build time (from chunks and vectors: no embedding on either side), first-stage latency
   (scope selection + BM25 + dense, scoped as each case's caller), full funnel latency, memory.
 
+Part ``sync`` (the bundled corpus folder copied, its cached index copied into an index folder and
+into Milvus): the cost of keeping each backend fresh with ``ragkit.index.sync_folder`` (a full
+reconciliation: load the folder, compare content hashes, apply, commit) and with one
+``Watcher.poll_once`` (only the changed file read) for one document added, updated, deleted, and
+nothing changed; and ``ragkit.index.staleness`` on both (lag p50/p95/max with the folder given,
+and its time).
+
 Part ``synthetic`` (``--rows``, e.g. 100000): synthetic chunks (random words, random unit
 vectors, 11 tenants, ACL groups, dates) into both backends; build time, scoped first-stage
 latency p50/p95 and memory.
@@ -17,7 +24,7 @@ latency p50/p95 and memory.
 Measured on a shared 2-core machine under load: compare the two columns of one run, not runs.
 Writes ``bench/results/backends.md``.
 
-Usage: OMP_NUM_THREADS=1 python bench/backends.py [--parts course,synthetic] [--rows 100000]
+Usage: OMP_NUM_THREADS=1 python bench/backends.py [--parts course,sync,synthetic] [--rows 100000]
            [--queries 100] [--eval-cases 40] [--cf-cases 0 (all)]
 """
 
@@ -28,6 +35,7 @@ import datetime as dt
 import gc
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -35,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from _common import RESULTS, course_cases, parser, pct, publish
+from _common import COURSE_INDEX, DOCS, RESULTS, course_cases, parser, pct, publish
 
 from ragkit import (
     Chunk,
@@ -49,11 +57,11 @@ from ragkit import (
     agent_runner,
     evaluate,
 )
-from ragkit.backends.milvus import MilvusConfig, MilvusIndex, start_local
+from ragkit.backends.milvus import MilvusConfig, MilvusIndex, MilvusTarget, start_local
 from ragkit.core import snapshot_filters
 from ragkit.course import course_index
 from ragkit.evaluation import candidate_recall, run_counterfactuals
-from ragkit.index import IndexSettings, as_backend
+from ragkit.index import IndexFolder, IndexSettings, Watcher, as_backend, staleness, sync_folder
 from ragkit.models import get_reranker
 from ragkit.retrieval import rrf
 
@@ -181,6 +189,65 @@ def _summary(report: Any) -> dict[str, Any]:
     return out
 
 
+SYNC_CHANGES = ("nothing changed", "one document added", "one document updated", "one document deleted")
+
+
+def _change(folder: Path, step: str) -> None:
+    """Apply one of :data:`SYNC_CHANGES` to the copied corpus folder."""
+    new = folder / "acme" / "zz-sync-bench.md"
+    if step == "one document added":
+        new.write_text("---\ndoc_id: zz-sync-bench\ntenant: acme\nsource_type: runbook\n---\n# Sync bench\n\n"
+                       "A new runbook note about the EUR cutoff for the sync bench.\n", encoding="utf-8")
+    elif step == "one document updated":
+        with new.open("a", encoding="utf-8") as fh:
+            fh.write("\nEdited: the cutoff moved to 16:00.\n")
+    elif step == "one document deleted":
+        new.unlink()
+
+
+def sync_costs(args: argparse.Namespace, uri: str, server_pid: int | None) -> dict[str, Any]:
+    """Seconds per full sync and per watcher poll for each change, and staleness, on both backends."""
+    res: dict[str, Any] = {"full": {}, "poll": {}, "staleness": {}}
+    course_index(progress=False)  # the cached index exists (built once)
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        targets: dict[str, Any] = {}
+        for name in ("memory", "milvus"):
+            folder = work / f"docs-{name}"
+            shutil.copytree(DOCS, folder)
+            if name == "memory":
+                shutil.copytree(COURSE_INDEX, work / "index")
+                target: Any = IndexFolder(work / "index")
+            else:
+                config = MilvusConfig(uri, os.environ.get("RAGKIT_MILVUS_TOKEN", ""), collection="bench_sync")
+                MilvusIndex.from_index(Index.load(COURSE_INDEX), config, drop_existing=True)
+                target = MilvusTarget(config)
+            sync_folder(folder, target=target, progress=False)  # the copy's paths recorded (a relocation)
+            targets[name] = (folder, target)
+            for mode in ("full", "poll"):
+                watcher = Watcher(folder, target=target, interval=1, full_every=3600, log=lambda _m: None)
+                if mode == "poll":
+                    watcher.poll_once()  # the first poll is a full reconciliation
+                for step in SYNC_CHANGES:
+                    _change(folder, step)
+                    time.sleep(0.01)  # a new mtime for the poll to see
+                    t = time.perf_counter()
+                    report = (sync_folder(folder, target=target, progress=False).report if mode == "full"
+                              else getattr(watcher.poll_once(), "report", None))
+                    res[mode].setdefault(step, {})[name] = time.perf_counter() - t
+                    print(name, mode, step, f"{res[mode][step][name]:.2f}s", report, flush=True)
+            t = time.perf_counter()
+            index = target.open()
+            rep = staleness(index, folder=folder, threshold="1h")
+            res["staleness"][name] = {**rep.quantiles(), "seconds": time.perf_counter() - t,
+                                      "pending": len(rep.pending)}
+            if name == "milvus":
+                index.drop()
+        res["documents"] = len(Index.load(work / "index").documents)
+    res["measured"] = f"{dt.date.today()}, load average {os.getloadavg()[0]:.1f} at the end"
+    return res
+
+
 WORDS = [f"w{i}" for i in range(20000)]
 TENANTS = ["acme", "cyberdyne", "global", "globex", "hooli", "initech", "soylent", "stark", "tyrell",
            "umbrella", "wayne"]
@@ -282,6 +349,64 @@ def synthetic(args: argparse.Namespace, uri: str, server_pid: int | None) -> dic
     return res
 
 
+def sync_section(sc: dict[str, Any]) -> list[str]:
+    """The sync-cost and staleness section of the page (part ``sync``)."""
+    lines: list[str] = []
+    lines += ["## Keeping each backend fresh: sync cost and staleness", "",
+              f"The course corpus folder copied ({sc['documents']} documents), the cached index "
+              "copied into an index folder and into Milvus; both reconciled by the same rule "
+              "(`ragkit.index.reconcile`). *Full sync*: `sync_folder` (load the folder, compare "
+              "content hashes, encode what changed, commit a generation; on Milvus write, delete, "
+              "flush and commit in the catalog). *Watcher poll*: one `Watcher.poll_once` after the "
+              "change (only the changed file is read; the stored states are read from the index). "
+              f"Measured {sc.get('measured', '')} on the shared 2-core machine under load.", "",
+              "| change | in-memory full sync (s) | Milvus full sync (s) | in-memory watcher poll (s) | "
+              "Milvus watcher poll (s) |", "|---|---|---|---|---|"]
+    for step in SYNC_CHANGES:
+        full, poll = sc["full"].get(step, {}), sc["poll"].get(step, {})
+        lines.append(f"| {step} | {full.get('memory', float('nan')):.2f} | "
+                     f"{full.get('milvus', float('nan')):.2f} | {poll.get('memory', float('nan')):.2f} | "
+                     f"{poll.get('milvus', float('nan')):.2f} |")
+    st = sc["staleness"]
+    lines += ["", "| staleness (`ragkit staleness --folder`) | in-memory | Milvus |", "|---|---|---|",
+              f"| lag p50 / p95 / max (s) | {st['memory']['p50']:.1f} / {st['memory']['p95']:.1f} / "
+              f"{st['memory']['max']:.1f} | {st['milvus']['p50']:.1f} / {st['milvus']['p95']:.1f} / "
+              f"{st['milvus']['max']:.1f} |",
+              f"| documents counted / pending | {st['memory']['count']} / {st['memory']['pending']} | "
+              f"{st['milvus']['count']} / {st['milvus']['pending']} |",
+              f"| time to compute (s) | {st['memory']['seconds']:.2f} | {st['milvus']['seconds']:.2f} |",
+              "", "Lag is index time minus source change time (file mtime), as each backend recorded "
+              "them. The copies keep the corpus files' mtimes; the in-memory copy keeps the cached "
+              "course index's records (indexed minutes after the files were written), the Milvus copy "
+              "records when the index was copied into it, hours after the files were checked out: the "
+              "lags measure those copies, not the sync. No document is pending after the syncs.", ""]
+    return lines
+
+
+def splice(page: str, section: list[str], command: str) -> str:
+    """``page`` (the published result) with its sync section replaced by ``section`` and ``command``
+    added to its commands: for a run of part ``sync`` alone, when the other parts' JSON is gone."""
+    head = "## Keeping each backend fresh"
+    text = "\n".join(section)
+    if head in page:
+        start = page.index(head)
+        end = page.find("\n## ", start + len(head))
+        page = page[:start] + text + (page[end + 1:] if end >= 0 else "")
+    else:
+        at = page.find("## Synthetic")
+        at = at if at >= 0 else page.find("## Reading the figures")
+        page = page[:at] + text + "\n" + page[at:] if at >= 0 else page + "\n" + text
+    notes = page.find("## Reading the figures")
+    if notes >= 0:  # the notes as this script states them now
+        page = page[:notes] + "\n".join(NOTES) + "\n"
+    marker = "Commands (each part's JSON in the temp folder keeps its own; rendered together):\n\n"
+    if marker in page and f"    {command}\n" not in page:
+        at = page.index(marker) + len(marker)
+        end = page.index("\n\n", at)
+        page = page[:end] + f"\n    {command}" + page[end:]
+    return page
+
+
 def render(command: str) -> str:
     parts = {p.stem: json.loads(p.read_text()) for p in sorted(PARTS.glob("*.json"))}
     commands = list(dict.fromkeys(c for p in parts.values() for c in p.get("commands", [command])))
@@ -328,6 +453,8 @@ def render(command: str) -> str:
                   f"| memory (MiB): Python RSS growth / Milvus server RSS growth | "
                   f"{c['memory_rss_mb']:.0f} | "
                   f"{c['milvus_server_rss_mb']:.0f} |", ""]
+    if parts.get("sync"):
+        lines += sync_section(parts["sync"])
     for key in sorted(k for k in parts if k.startswith("synthetic")):
         s = parts[key]
         lines += [f"## Synthetic: {s['rows']:,} chunks, {s['documents']:,} documents", "",
@@ -359,9 +486,10 @@ NOTES = [
     "`e` + `4471`), lower-cases, drops its English stopword list and stems with Snowball. Same formula "
     "and k1/b, slightly different tokens, hence document frequencies and scores.",
     "* **Tenant counterfactual**: `run_counterfactuals(..., which=('change_tenant',))` with the pipeline "
-    "agent reading the Milvus backend through `IndexView`. The view materialises the scope selection as "
-    "a row mask (the rows come from the engine evaluating the scope expression) and hands it back to "
-    "Milvus as a primary-key list; every funnel call outside a view sends the scope expression itself.",
+    "agent reading the Milvus backend through `IndexView`. When these figures were measured the view "
+    "materialised the scope selection as a row mask and handed it back to Milvus as a primary-key list; "
+    "since issue 23 `IndexView` over Milvus is an `EngineView` that sends the scope expression with the "
+    "hidden and replaced documents written into it (`doc_id not in [...]`), as every other funnel call.",
     "* **evaluate**: the same `ragkit.evaluation.runner.evaluate` and `agent_runner`, no change; answer "
     "accuracy differs a little because BM25 candidates differ (above).",
     "* **Build** excludes embedding on both sides (vectors are copied): in-memory is tokenising and "
@@ -407,9 +535,9 @@ def main() -> None:
             server = None if uri else start_local(tmp)
             try:
                 for part in args.parts.split(","):
-                    fn = {"course": course, "synthetic": synthetic}[part]
+                    fn = {"course": course, "sync": sync_costs, "synthetic": synthetic}[part]
                     res = fn(args, uri or server.uri, server.pid if server else None)  # type: ignore[union-attr]
-                    name = part if part == "course" else f"synthetic-{args.rows}"
+                    name = part if part in ("course", "sync") else f"synthetic-{args.rows}"
                     path = PARTS / f"{name}.json"
                     old = json.loads(path.read_text()) if path.is_file() else {}
                     if args.skip_quality and part == "course":
@@ -420,6 +548,11 @@ def main() -> None:
             finally:
                 if server is not None:
                     server.stop()
+    only_sync = [p for p in args.parts.split(",")] == ["sync"] and not (PARTS / "course.json").is_file()
+    if only_sync and OUT.is_file() and not args.render_only:  # keep the other parts' published figures
+        part = json.loads((PARTS / "sync.json").read_text())
+        publish(OUT, splice(OUT.read_text(encoding="utf-8"), sync_section(part), command))
+        return
     publish(OUT, render(command))
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -76,19 +78,56 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "milvus: runs against a live Milvus (the `milvus_uri` fixture)")
 
 
+#: Seconds a local Milvus may take to answer, and attempts to start one (a loaded 2-core machine,
+#: load average 8, needs tens of seconds); override with RAGKIT_MILVUS_START_TIMEOUT / _ATTEMPTS.
+MILVUS_START_TIMEOUT = float(os.environ.get("RAGKIT_MILVUS_START_TIMEOUT", "180"))
+MILVUS_START_ATTEMPTS = int(os.environ.get("RAGKIT_MILVUS_START_ATTEMPTS", "3"))
+
+
+def start_with_retries(start, ready, *, attempts: int, what: str, fix: str, pause: float = 2.0):
+    """``start()`` then ``ready(handle)``, retried ``attempts`` times; on failure the test errors at
+    setup with every attempt's reason and ``fix`` (what to change), never an obscure traceback."""
+    problems = []
+    for attempt in range(1, attempts + 1):
+        handle = None
+        try:
+            handle = start()
+            ready(handle)
+            return handle
+        except Exception as exc:  # noqa: BLE001 - every start failure is reported below
+            problems.append(f"attempt {attempt}: {type(exc).__name__}: {exc}")
+            stop = getattr(handle, "stop", None)
+            if stop is not None:
+                stop()
+            time.sleep(min(pause * attempt, 10.0))
+    pytest.fail(f"{what} did not start in {attempts} attempts ({'; '.join(problems)}). {fix}", pytrace=False)
+
+
 @pytest.fixture(scope="session")
 def milvus_uri(tmp_path_factory):
     """A Milvus to test against: RAGKIT_MILVUS_URI (with RAGKIT_MILVUS_TOKEN) when set, else
-    embedded Milvus (milvus-lite's server) started on a free loopback port and stopped by its pid."""
-    import os
+    embedded Milvus (milvus-lite's server) started on a free loopback port and stopped by its pid.
 
+    The start waits until the server answers a gRPC call (not only until its port listens), up to
+    RAGKIT_MILVUS_START_TIMEOUT seconds (default 180), and is retried RAGKIT_MILVUS_START_ATTEMPTS
+    times (default 3): enough for a load average of 8 on two cores. A start that still fails errors
+    the tests that need it with the reason and what to change."""
     uri = os.environ.get("RAGKIT_MILVUS_URI")
     if uri:
         yield uri
         return
     from ragkit.backends.milvus import start_local
 
-    server = start_local(tmp_path_factory.mktemp("milvus"))
+    root = tmp_path_factory.mktemp("milvus")
+    counter = iter(range(100))
+    server = start_with_retries(
+        lambda: start_local(root / f"run{next(counter)}", timeout=MILVUS_START_TIMEOUT),
+        lambda s: s.wait_ready(MILVUS_START_TIMEOUT), attempts=MILVUS_START_ATTEMPTS,
+        what="embedded Milvus (milvus-lite's server on loopback)",
+        fix="On a loaded machine raise RAGKIT_MILVUS_START_TIMEOUT (seconds, default 180) or "
+            "RAGKIT_MILVUS_START_ATTEMPTS (default 3); or start Milvus yourself and export "
+            "RAGKIT_MILVUS_URI=http://HOST:19530 (and RAGKIT_MILVUS_TOKEN); or deselect with "
+            f"-m 'not milvus'. The server's logs are under {root}.")
     try:
         yield server.uri
     finally:

@@ -3,7 +3,8 @@
 ``index`` builds an index folder of a folder of documents, or updates it (only new and
 changed documents are encoded), or with ``--backend milvus`` ingests it into a Milvus
 collection (optionally with Ray Data); ``sync`` reconciles an index with its folder by
-content hash, once or while watching; ``staleness`` says how far the index lags its sources.
+content hash, once or while watching; ``staleness`` says how far the index lags its sources
+(``sync`` and ``staleness`` on an index folder or, with ``--backend milvus``, a Milvus collection).
 Each function is a Typer command, registered in :mod:`ragkit.app.cli`. ``index`` and ``sync``
 take ``--workers`` and ``-q`` (:mod:`ragkit.app.options`).
 """
@@ -18,15 +19,28 @@ from typing import Annotated
 import typer
 
 from ragkit.app.exits import err, fail
-from ragkit.app.options import DEFAULT_WORKERS, Quiet, with_workers, workers_option
+from ragkit.app.options import (
+    DEFAULT_WORKERS,
+    BackendOpt,
+    Collection,
+    MilvusToken,
+    MilvusUri,
+    Quiet,
+    milvus_config,
+    with_workers,
+    workers_option,
+)
 from ragkit.backends.milvus.config import MilvusConfig
+from ragkit.backends.milvus.index import MilvusIndex
 from ragkit.backends.milvus.ingest import ingest_milvus
 from ragkit.backends.milvus.ray_ingest import ingest_ray
+from ragkit.backends.milvus.sync import MilvusTarget
 from ragkit.core.errors import RagkitError
 from ragkit.documents.chunking import ChunkerSettings
 from ragkit.index.build import build_or_update, default_index_path
-from ragkit.index.freshness import Watcher, parse_duration, staleness, sync_folder
+from ragkit.index.freshness import IndexFolder, Watcher, parse_duration, staleness, sync_folder
 from ragkit.index.index import Index
+from ragkit.index.reconcile import SyncTarget
 from ragkit.index.settings import IndexSettings
 
 __all__ = ["index_cmd", "sync_cmd", "staleness_cmd"]
@@ -67,9 +81,10 @@ def index_cmd(
     The index keeps a corpus profile (what the agent reads questions and evidence with): the one
     in --profile FILE, else one derived from FOLDER's documents.
 
-    With --backend milvus, FOLDER is chunked, embedded and upserted by document into a Milvus
-    collection instead (in this process, or with --ray on a local or remote Ray cluster);
-    --rebuild then drops and re-creates the collection.
+    With --backend milvus, FOLDER is reconciled with a Milvus collection instead (in this process,
+    or with --ray on a local or remote Ray cluster): new and changed documents are chunked, embedded
+    and upserted by document, documents that left FOLDER are deleted, unchanged ones are left as
+    they are; --rebuild drops and re-creates the collection first.
     """
     if backend != "memory" or use_ray or ray_address or collection or ray_actors != 1:
         if profile is not None:
@@ -128,7 +143,8 @@ def _index_milvus(folder: Path, *, out: Path | None, rebuild: bool, strict: bool
 @with_workers
 def sync_cmd(
     folder: Annotated[Path, typer.Argument(help="folder the index should mirror")],
-    index: Annotated[Path, typer.Option("--index", "-i", help="index folder (created if missing)")],
+    index: Annotated[Path | None, typer.Option("--index", "-i", help="index folder (created if missing; "
+                                                "the memory backend)")] = None,
     watch: Annotated[bool, typer.Option(help="keep polling and apply changes as they happen")] = False,
     interval: Annotated[str, typer.Option(help="poll interval with --watch (e.g. 2s, 1m)")] = "2s",
     full_every: Annotated[str, typer.Option(help="full reconciliation period with --watch")] = "5m",
@@ -138,10 +154,17 @@ def sync_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON object (without --watch)")] = False,
     workers: Annotated[int, workers_option("embedder runs side by side")] = DEFAULT_WORKERS,
     quiet: Quiet = False,
+    backend: BackendOpt = "memory",
+    milvus_uri: MilvusUri = None,
+    milvus_token: MilvusToken = None,
+    collection: Collection = None,
 ) -> None:
     """Reconcile INDEX with FOLDER by content hash: print added / updated / deleted / unchanged.
 
-    Progress (a line per stage, bars for loading and embedding) goes to stderr, also with --json.
+    With --backend milvus the Milvus collection (created if missing) is reconciled instead, by the
+    same rule: new and changed documents are written, documents that left FOLDER are deleted
+    (revoked ACL groups are rewritten), a generation is committed. Progress (a line per stage, bars
+    for loading and embedding) goes to stderr, also with --json.
     """
     try:
         every, full = parse_duration(interval, field_name="--interval"), \
@@ -151,13 +174,17 @@ def sync_cmd(
         polls = int(max_polls)
         if not folder.is_dir():
             raise ValueError(f"{folder} is not a folder; pass the folder the index should mirror")
+        config = milvus_config(backend, milvus_uri, milvus_token, collection, index)
+        if config is not None and recover:
+            raise ValueError("--recover is for the memory backend (an index folder's generations)")
+        target: SyncTarget = MilvusTarget(config) if config is not None else IndexFolder(index or Path())
         if recover:
-            Index.recover(index)
+            Index.recover(index or Path())
         if watch:
-            Watcher(folder, index, interval=every, full_every=full, log=typer.echo, progress=not quiet).run(
-                max_polls=polls or None)
+            Watcher(folder, target=target, interval=every, full_every=full, log=typer.echo,
+                    progress=not quiet).run(max_polls=polls or None)
             return
-        result = sync_folder(folder, index, progress=not quiet, log=err)
+        result = sync_folder(folder, target=target, progress=not quiet, log=err)
     except (RagkitError, ValueError) as exc:
         fail(exc)
     if as_json:
@@ -171,19 +198,29 @@ def sync_cmd(
 
 
 def staleness_cmd(
-    index: Annotated[Path, typer.Option("--index", "-i", help="index folder")],
+    index: Annotated[Path | None, typer.Option("--index", "-i", help="index folder (the memory backend)")]
+    = None,
     threshold: Annotated[str, typer.Option(help="report documents lagging more than this (30m, 1h, 2d)")]
     = "1h",
     folder: Annotated[Path | None, typer.Option(help="source folder: also count changed, not yet indexed")]
     = None,
     as_json: Annotated[bool, typer.Option("--json", help="print one JSON object")] = False,
+    backend: BackendOpt = "memory",
+    milvus_uri: MilvusUri = None,
+    milvus_token: MilvusToken = None,
+    collection: Collection = None,
 ) -> None:
-    """How far the index lags its sources: p50 / p95 / max and the documents past the threshold."""
+    """How far the index lags its sources: p50 / p95 / max and the documents past the threshold.
+
+    With --backend milvus the collection's catalog is read (each document's indexed and changed times).
+    """
     try:
         limit = parse_duration(threshold, field_name="--threshold")
         if folder is not None and not folder.is_dir():
             raise ValueError(f"--folder {folder} is not a folder")
-        result = staleness(Index.load(index), folder=folder, threshold=limit)
+        config = milvus_config(backend, milvus_uri, milvus_token, collection, index)
+        source = MilvusIndex.open(config) if config is not None else Index.load(index or Path())
+        result = staleness(source, folder=folder, threshold=limit)
     except (RagkitError, ValueError) as exc:
         fail(exc)
     if as_json:

@@ -1,6 +1,8 @@
 """The options the bulk commands share: ``--workers N`` (both cores) and ``-q/--quiet`` (no progress).
 
-``ragkit index``, ``sync``, ``demo``, ``beir`` and ``eval`` take both. ``--workers`` (default
+``ragkit index``, ``sync``, ``demo``, ``beir`` and ``eval`` take both. ``sync``, ``staleness`` and
+``mcp`` also share the Milvus options (``--backend``, ``--milvus-uri``, ``--milvus-token``,
+``--collection``; :func:`milvus_config` checks them). ``--workers`` (default
 :data:`DEFAULT_WORKERS`, or ``RAGKIT_WORKERS``) sets how many model runs go side by side
 (:func:`ragkit.models.set_workers`); ``beir`` also runs that many queries at a time, ``eval`` that
 many cases (on worker processes), with results identical to ``--workers 1`` and in the same order.
@@ -25,9 +27,11 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
+from ragkit.backends.milvus.config import MilvusConfig
 from ragkit.models import set_workers
 
-__all__ = ["DEFAULT_WORKERS", "Quiet", "workers_option", "with_workers"]
+__all__ = ["DEFAULT_WORKERS", "Quiet", "workers_option", "with_workers", "BackendOpt", "MilvusUri",
+           "MilvusToken", "Collection", "milvus_config"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -58,3 +62,43 @@ def with_workers(command: F) -> F:
             set_workers(before)
 
     return run  # type: ignore[return-value]
+
+
+#: ``--backend``: the in-memory index (an index folder) or a Milvus collection.
+BackendOpt = Annotated[str, typer.Option(help="memory (an index folder) | milvus (a Milvus collection)")]
+#: ``--milvus-uri`` (``RAGKIT_MILVUS_URI``): a server URI or a local file, with ``--backend milvus``.
+MilvusUri = Annotated[str | None, typer.Option(
+    "--milvus-uri", envvar="RAGKIT_MILVUS_URI", show_envvar=True,
+    help="Milvus server URI (http://HOST:19530) or a local file (./milvus.db) for --backend milvus")]
+#: ``--milvus-token`` (``RAGKIT_MILVUS_TOKEN``).
+MilvusToken = Annotated[str | None, typer.Option(
+    "--milvus-token", envvar="RAGKIT_MILVUS_TOKEN", show_envvar=True,
+    help="Milvus 'user:password' or API key")]
+#: ``--collection``: the Milvus collection (default ``ragkit``).
+Collection = Annotated[str | None, typer.Option(help="Milvus collection (default: ragkit)")]
+
+
+def milvus_config(backend: str, uri: str | None, token: str | None, collection: str | None,
+                  index: object | None) -> MilvusConfig | None:
+    """The Milvus configuration ``--backend milvus`` and its options name (``None`` for ``memory``).
+
+    Raises:
+        ValueError: an unknown backend, a memory backend without ``--index`` or with Milvus options,
+            a Milvus backend with ``--index`` or without ``--milvus-uri`` (each says what to pass).
+    """
+    if backend not in ("memory", "milvus"):
+        raise ValueError(f"--backend {backend!r} is not a backend; use memory or milvus")
+    if backend == "memory":
+        if collection:
+            raise ValueError("--collection needs --backend milvus (the memory backend reads --index)")
+        if index is None:
+            raise ValueError("--index is required: the index folder (or pass --backend milvus "
+                             "--milvus-uri URI)")
+        return None
+    if index is not None:
+        raise ValueError("--index is for the memory backend; --backend milvus reads --collection at "
+                         "--milvus-uri")
+    if not uri:
+        raise ValueError("--backend milvus needs --milvus-uri (or RAGKIT_MILVUS_URI): a server URI such as "
+                         "http://127.0.0.1:19530, or a local file such as ./milvus.db")
+    return MilvusConfig(uri, token=token or "", collection=collection or "ragkit")

@@ -24,6 +24,8 @@ from ragkit.agent.loop import Agent
 from ragkit.agent.result import AgentResult
 from ragkit.app.display import hit_json, json_default, print_result
 from ragkit.app.exits import fail
+from ragkit.app.options import BackendOpt, Collection, MilvusToken, MilvusUri, milvus_config
+from ragkit.backends.milvus.index import MilvusIndex
 from ragkit.core.errors import RagkitError
 from ragkit.core.records import parse_time
 from ragkit.core.scope import Filters, Scope, snapshot_filters
@@ -83,15 +85,27 @@ def tools_cmd(
 
 
 def mcp_cmd(
-    index: Annotated[Path, typer.Option("--index", "-i", help="index folder (from `ragkit index`)")],
     tenant: Annotated[str, typer.Option(help="the caller's tenant, fixed for the session ('*' = all)")],
+    index: Annotated[Path | None, typer.Option("--index", "-i", help="index folder (from `ragkit index`; "
+                                                "followed live: each call reads the generation committed "
+                                                "last)")] = None,
     groups: Annotated[str, typer.Option(help="the caller's ACL groups, comma separated")] = "",
     max_k: Annotated[int, typer.Option(help="server-side ceiling on search_knowledge k")] = 8,
+    backend: BackendOpt = "memory",
+    milvus_uri: MilvusUri = None,
+    milvus_token: MilvusToken = None,
+    collection: Collection = None,
 ) -> None:
-    """Serve search_knowledge, retrieve_documents and related_documents over MCP (stdio)."""
+    """Serve search_knowledge, retrieve_documents and related_documents over MCP (stdio).
+
+    The index is an index folder (each call reads the generation committed last, so a `ragkit sync`
+    beside the server takes effect on the next call) or, with --backend milvus, a Milvus collection.
+    """
     try:
-        run_mcp(index, tenant, groups, settings=ToolSettings(max_k=max_k, default_k=min(4, max_k)))
-    except RagkitError as exc:
+        config = milvus_config(backend, milvus_uri, milvus_token, collection, index)
+        source = MilvusIndex.open(config) if config is not None else (index or Path())
+        run_mcp(source, tenant, groups, settings=ToolSettings(max_k=max_k, default_k=min(4, max_k)))
+    except (RagkitError, ValueError) as exc:
         fail(exc)
 
 

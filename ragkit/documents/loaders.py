@@ -155,15 +155,20 @@ def load_corpus(
     return docs, report
 
 
-def load_file(path: str | Path, *, root: str | Path | None = None) -> list[Document]:
-    """Load one file strictly (raises :class:`LoadError` naming file, line and field)."""
+def load_file(path: str | Path, *, root: str | Path | None = None,
+              report: LoadReport | None = None) -> list[Document]:
+    """Load one file strictly (raises :class:`LoadError` naming file, line and field).
+
+    With ``report``, a JSONL file keeps its good lines: each bad line is added to
+    ``report.skipped`` (file, line, reason) and loading goes on, as :func:`load_corpus` does.
+    """
     file = Path(path)
     if not file.is_file():
         raise LoadError(str(file), "no such file")
     if file.suffix.lower() not in SUPPORTED_SUFFIXES:
         raise LoadError(str(file), f"unsupported file type '{file.suffix}'; supported: "
                         f"{', '.join(SUPPORTED_SUFFIXES)}")
-    return list(_load_one(file, Path(root) if root else file.parent, strict=True, report=None))
+    return list(_load_one(file, Path(root) if root else file.parent, strict=report is None, report=report))
 
 
 def _reason(exc: LoadError) -> str:

@@ -98,6 +98,7 @@ from ragkit.evaluation.economics import (
     token_turns,
     token_turns_avoided,
 )
+from ragkit.evaluation.engine_view import EngineView
 from ragkit.evaluation.evalrun import (
     EvalOutcome,
     outcome_json,
@@ -256,6 +257,7 @@ __all__ = [
     "GateResult",
     "html_report",
     "IndexView",
+    "EngineView",
     "judge",
     "load_beir",
     "load_cases",

@@ -25,6 +25,7 @@ import numpy as np
 from ragkit.core.errors import ValidationError
 from ragkit.core.records import GLOBAL_TENANT, Document, Envelope
 from ragkit.core.scope import Filters, Scope
+from ragkit.evaluation.engine_view import EngineView, LazyDocuments, is_engine
 from ragkit.evaluation.rerankers import PinnedReranker
 from ragkit.retrieval.fusion import Ranking
 
@@ -45,6 +46,14 @@ class IndexView:
         pinned: a row put at rank 1 of both first-stage lists whenever the caller may see it.
         doc_rows: each document's rows, when already known (saves a scan of every row).
     """
+
+    def __new__(cls, index: Any, **kwargs: Any) -> Any:
+        """An :class:`~ragkit.evaluation.engine_view.EngineView` when ``index`` selects in its own
+        engine (Milvus): the change then travels in the filter expression, not as a row mask."""
+        base = index.snapshot() if hasattr(index, "snapshot") else index
+        if cls is IndexView and is_engine(base):
+            return EngineView(base, **kwargs)
+        return super().__new__(cls)
 
     def __init__(self, index: Any, *, hidden: Iterable[str] = (),
                  envelopes: Mapping[str, Envelope] | None = None, pinned: int | None = None,
@@ -136,7 +145,13 @@ class CounterfactualSetup:
 
     def __init__(self, index: Any):
         self.base = index.snapshot() if hasattr(index, "snapshot") else index
-        self.docs: Mapping[str, Document] = self.base.documents
+        self.engine = is_engine(self.base)
+        if self.engine:  # an engine backend: documents by id, tenants by one query, rows by chunk id
+            self.docs: Mapping[str, Document] = LazyDocuments(self.base)
+            self.tenants = [t for t in self.base.tenants() if t != GLOBAL_TENANT]
+            self.doc_rows: dict[str, list[int]] = {}
+            return
+        self.docs = self.base.documents
         self.tenants = sorted({d.envelope.tenant for d in self.docs.values()} - {GLOBAL_TENANT})
         rows: dict[str, list[int]] = defaultdict(list)
         for i, c in enumerate(self.base.rows):
@@ -149,6 +164,14 @@ class CounterfactualSetup:
 
     def row_of(self, doc_id: str, anchor: str | None) -> int | None:
         """The row of ``doc_id``'s section ``anchor`` (else its first row; None if it has none)."""
+        if self.engine:
+            anchors = [anchor] if anchor is not None else []
+            anchors += [c.anchor for c in self.base.sections_of(doc_id)]
+            for a in anchors:
+                row = self.base.row_for(f"{doc_id}#{a}~0")
+                if row is not None:
+                    return int(row)
+            return None
         rows = self.doc_rows.get(doc_id, [])
         if anchor is not None:
             for i in rows:

@@ -4,7 +4,8 @@
 checked model), ``segments`` (immutable batches of rows and their merge policy), ``snapshots``
 (one immutable version), ``manifest`` (what a generation records per document), ``profiles``
 (the corpus profile a generation keeps), ``storage``
-(the crash-safe folder), ``index`` (the :class:`Index` itself), ``build`` and ``freshness``
+(the crash-safe folder), ``index`` (the :class:`Index` itself), ``reconcile`` (the one sync rule),
+``build``, ``freshness``, ``staleness`` and ``live``
 (keeping an index current), ``links`` and ``backend`` (the seam every reader goes through).
 """
 
@@ -13,6 +14,7 @@ from ragkit.index.build import DEFAULT_CACHE, build_or_update, default_index_pat
 from ragkit.index.embedder import LazyEmbedder
 from ragkit.index.freshness import (
     FolderSync,
+    IndexFolder,
     StalenessReport,
     Watcher,
     parse_duration,
@@ -23,8 +25,19 @@ from ragkit.index.freshness import (
 )
 from ragkit.index.index import Index
 from ragkit.index.links import DocumentLinks, LinkGraph
+from ragkit.index.live import LiveIndex
 from ragkit.index.manifest import doc_fingerprint, new_manifest
 from ragkit.index.profiles import manifest_profile, with_profile
+from ragkit.index.reconcile import (
+    DocState,
+    Incoming,
+    SyncPlan,
+    SyncTarget,
+    diff_states,
+    plan_sync,
+    states_from_manifest,
+    unreadable_ids,
+)
 from ragkit.index.segments import MAX_SEGMENTS, Segment
 from ragkit.index.settings import FORMAT_VERSION, IndexSettings, SyncReport
 from ragkit.index.snapshots import Snapshot
@@ -92,6 +105,16 @@ __all__ = [
     "sha256_file",
     "sha256_files",
     "staleness",
+    "IndexFolder",
+    "LiveIndex",
+    "DocState",
+    "Incoming",
+    "SyncPlan",
+    "SyncTarget",
+    "diff_states",
+    "plan_sync",
+    "states_from_manifest",
+    "unreadable_ids",
     "sync_folder",
     "write_durable",
     "writer_lock",

@@ -26,6 +26,10 @@ so that no backend has to imitate the in-memory snapshot's dictionaries:
 ``envelopes(scope, filters, limit=)``, ``tenants()``, ``links(doc_id)``
     The envelopes of the documents a caller may read (no text), every tenant of the index,
     and the links of one document in both directions (:class:`~ragkit.index.links.DocumentLinks`).
+``doc_types(scope, filters)``, ``count_documents(scope, filters)``, ``similar_ids(scope, filters, doc_id)``
+    What the tools tell a caller about their scope without reading every document: the source
+    types in it, how many documents pass some filters, and ids close to a mistyped one (an
+    engine answers each with one bounded query).
 
 None of these applies the caller's scope except ``envelopes``: the tools re-check every
 document they show with :meth:`ragkit.core.scope.Scope.allows` (one access rule).
@@ -138,6 +142,20 @@ class Backend(Protocol):
         """Who links to ``doc_id`` and its supersession named on either side (no scope applied)."""
         ...
 
+    def doc_types(self, scope: Scope, filters: Filters | None = None, *, limit: int = 200) -> list[str]:
+        """The distinct source types of the documents ``scope`` may read and ``filters`` pass, sorted."""
+        ...
+
+    def count_documents(self, scope: Scope, filters: Filters | None = None) -> int:
+        """How many documents ``scope`` may read and ``filters`` pass."""
+        ...
+
+    def similar_ids(self, scope: Scope, filters: Filters | None, doc_id: str, *,
+                    limit: int = 200) -> list[str]:
+        """Candidate ids, readable in ``scope``, that look like ``doc_id`` (for a "did you mean"): at
+        most ``limit`` from an engine (sharing a prefix or a suffix); every readable id in memory."""
+        ...
+
 
 class MaskSelection:
     """A selection as a numpy bool mask over rows (the in-memory backend's form)."""
@@ -229,6 +247,19 @@ class SnapshotBackend:
     def tenants(self) -> list[str]:
         """Sorted tenants of ``snap.documents``."""
         return sorted({d.envelope.tenant for d in self.snap.documents.values()})
+
+    def doc_types(self, scope: Scope, filters: Filters | None = None, *, limit: int = 200) -> list[str]:
+        """Sorted source types of the readable documents (a scan of the envelopes)."""
+        return sorted({env.source_type for env in self.envelopes(scope, filters)})[:limit]
+
+    def count_documents(self, scope: Scope, filters: Filters | None = None) -> int:
+        """Readable documents passing ``filters`` (a scan of the envelopes)."""
+        return len(self.envelopes(scope, filters))
+
+    def similar_ids(self, scope: Scope, filters: Filters | None, doc_id: str, *,
+                    limit: int = 200) -> list[str]:
+        """Every readable doc id: in memory the caller ranks them all (``limit`` bounds engines only)."""
+        return [env.doc_id for env in self.envelopes(scope, filters)]
 
     def links(self, doc_id: str) -> DocumentLinks:
         """From a :class:`~ragkit.index.links.LinkGraph` of ``snap.documents``, built once per version."""

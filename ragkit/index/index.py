@@ -41,8 +41,9 @@ from ragkit.core.scope import Filters, Scope
 from ragkit.documents.chunking import chunk_documents
 from ragkit.index import storage
 from ragkit.index.embedder import LazyEmbedder
-from ragkit.index.manifest import doc_fingerprint, new_manifest, now, source_changed_at, updated_manifest
+from ragkit.index.manifest import new_manifest, now, source_changed_at, updated_manifest
 from ragkit.index.profiles import manifest_profile
+from ragkit.index.reconcile import DocState, SyncPlan, plan_sync, states_from_manifest
 from ragkit.index.segments import Segment, merge_if_needed, merge_segments, recover_hint
 from ragkit.index.settings import FORMAT_VERSION, READABLE_FORMATS, IndexSettings, SyncReport
 from ragkit.index.snapshots import Snapshot
@@ -156,41 +157,26 @@ class Index:
         segment); unchanged ones are untouched. The new version becomes visible to readers
         in one step; on any error the index is left as it was.
         """
-        docs = list(documents)
         with self._write_lock:
             snap = self._snap
-            fps = self.manifest.get("doc_fingerprints", {})
-            report = SyncReport()
-            changed: list[Document] = []
-            incoming: set[str] = set()
-            for d in docs:
-                if d.doc_id in incoming:
-                    raise ValidationError(f"sync: doc_id {d.doc_id!r} appears twice; doc ids must be unique",
-                                          field="doc_id")
-                incoming.add(d.doc_id)
-                if d.doc_id not in snap.documents:
-                    report.added.append(d.doc_id)
-                    changed.append(d)
-                elif fps.get(d.doc_id) != doc_fingerprint(d):
-                    report.updated.append(d.doc_id)
-                    changed.append(d)
-                else:
-                    report.unchanged += 1
-                    if d.envelope.source_path != snap.documents[d.doc_id].envelope.source_path:
-                        report.relocated.append(d.doc_id)
-            if delete_missing:
-                report.deleted = [d for d in snap.documents if d not in incoming]
-            if not report.changed:
-                return report
-            return self._apply(snap, changed, docs, report, progress)
+            plan = plan_sync(documents, states_from_manifest(snap.documents, self.manifest),
+                             delete_missing=delete_missing)
+            return self._apply(snap, plan, progress) if plan.report.changed else plan.report
 
-    def _apply(self, snap: Snapshot, changed: list[Document], docs: list[Document], report: SyncReport,
-               progress: bool) -> SyncReport:
-        """Encode ``changed`` into one new segment, retire replaced and deleted rows, swap the snapshot.
+    def doc_states(self) -> dict[str, DocState]:
+        """Each document's content hash, source file and times, as the current version records them."""
+        return states_from_manifest(self._snap.documents, self.manifest)
+
+    def apply_plan(self, plan: SyncPlan, *, progress: bool = False) -> SyncReport:
+        """Apply a :class:`~ragkit.index.reconcile.SyncPlan` made against this index's current states."""
+        with self._write_lock:
+            return self._apply(self._snap, plan, progress) if plan.report.changed else plan.report
+
+    def _apply(self, snap: Snapshot, plan: SyncPlan, progress: bool) -> SyncReport:
+        """Encode ``plan.changed`` into one new segment, retire replaced and deleted rows, swap the snapshot.
 
         Called with the write lock held."""
-        moved_ids = set(report.relocated)
-        relocated = {d.doc_id: d.envelope.source_path for d in docs if d.doc_id in moved_ids}
+        report, changed = plan.report, plan.changed
         segments = list(snap.segments)
         doc_home = dict(snap.doc_home)
         if changed:
@@ -203,7 +189,7 @@ class Index:
         for doc_id in report.deleted:
             doc_home.pop(doc_id, None)
         segments = merge_if_needed(segments, doc_home)
-        manifest = updated_manifest(self.manifest, changed, report.deleted, relocated)
+        manifest = updated_manifest(self.manifest, changed, report.deleted, plan.relocated)
         self._install(segments, doc_home, snap.generation, manifest)
         self.manifest = manifest
         return report
@@ -221,7 +207,7 @@ class Index:
             if unknown:
                 raise ValidationError(f"cannot delete unknown doc ids {unknown[:5]}")
             report = SyncReport(deleted=gone, unchanged=len(snap.documents) - len(gone))
-            return self._apply(snap, [], [], report, False) if gone else report
+            return self._apply(snap, SyncPlan(report), False) if gone else report
 
     def compact(self) -> None:
         """Merge every segment into one, dropping dead rows (nothing is re-encoded)."""

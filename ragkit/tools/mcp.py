@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from ragkit.core.scope import Scope
 from ragkit.core.version import __version__
-from ragkit.index.index import Index
+from ragkit.index.live import LiveIndex
 from ragkit.text.untrusted import SYSTEM_NOTE, UNTRUSTED_CLOSE, wrap_untrusted
 from ragkit.tools.responses import for_model
 from ragkit.tools.schemas import ToolSettings
@@ -110,8 +110,14 @@ async def serve_stdio(server: Server[Any]) -> None:
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-def run_mcp(index: Path, tenant: str, groups: str = "", *, settings: ToolSettings | None = None) -> None:
-    """Load ``index`` and serve the tools over stdio as the caller ``tenant``/``groups`` (blocks).
+def run_mcp(index: Path | Any, tenant: str, groups: str = "", *,
+            settings: ToolSettings | None = None) -> None:
+    """Serve the tools over stdio as the caller ``tenant``/``groups`` (blocks).
+
+    ``index`` is an index folder, followed live (:class:`~ragkit.index.live.LiveIndex`: every call
+    reads the generation committed last, so a sync by another process takes effect on the next
+    call), or an index object such as a :class:`~ragkit.backends.milvus.MilvusIndex` (which checks
+    its engine's version before each call).
 
     Raises:
         IndexStateError: the index is missing or damaged (before anything is served).
@@ -120,5 +126,6 @@ def run_mcp(index: Path, tenant: str, groups: str = "", *, settings: ToolSetting
     import anyio
 
     scope = caller_scope(tenant, groups)
-    toolbox = Toolbox(Index.load(index), scope, settings=settings)
+    source = LiveIndex(index) if isinstance(index, (str, Path)) else index
+    toolbox = Toolbox(source, scope, settings=settings)
     anyio.run(serve_stdio, build_server(toolbox))

@@ -69,8 +69,9 @@ class DocumentReader:
     def unavailable(self, backend: Backend, asked: str, field: str,
                     example: Mapping[str, Any]) -> ToolArgumentError:
         """The one answer for an id that does not exist *or* that the caller may not read."""
-        in_scope = [e.doc_id for e in self.readable_envelopes(backend)]
-        near = difflib.get_close_matches(doc_of(asked), in_scope, n=3, cutoff=0.75)
+        wanted = doc_of(asked)
+        in_scope = backend.similar_ids(self.scope, self.filters, wanted)  # bounded on an engine
+        near = difflib.get_close_matches(wanted, in_scope, n=3, cutoff=0.75)
         return ToolArgumentError(
             "unknown_id", f"no document {asked!r} is available to you: it is not in this index or not "
             f"in your scope ({self.scope}). Use a doc_id or citation from a search_knowledge result",

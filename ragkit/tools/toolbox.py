@@ -34,7 +34,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ragkit.core.errors import RagkitError, ScopeError, ValidationError
+from ragkit.core.errors import IndexStateError, RagkitError, ScopeError, ValidationError
 from ragkit.core.records import GLOBAL_TENANT, Chunk, Envelope
 from ragkit.core.scope import ALL_TENANTS, Filters, Scope
 from ragkit.index.backend import Backend, as_backend
@@ -96,7 +96,7 @@ class Toolbox:
         self.filters.check_narrows(scope)
         self.funnel = funnel if funnel is not None else Funnel(index)
         self.settings = settings or ToolSettings()
-        kinds = sorted({env.source_type for env in as_backend(index).envelopes(scope, self.filters)})
+        kinds = as_backend(index).doc_types(scope, self.filters)  # one bounded query on an engine
         self.specs = tool_specs(self.settings, kinds)
         self.reader = DocumentReader(scope, self.filters, self.settings, self.specs)
         self._validators: dict[str, Any] = {}  # jsonschema validators, built when a call needs one
@@ -223,9 +223,8 @@ class Toolbox:
             notices.append(f"k={k} is above this server's ceiling of {s.max_k}: at most {s.max_k} results "
                            "are returned. Narrow the query or the filters instead of widening k")
         types = tuple(t.strip() for t in (doc_type or "").split(",") if t.strip())
-        readable = self.reader.readable_envelopes(backend)
         if doc_type is not None:
-            known = sorted({env.source_type for env in readable})
+            known = backend.doc_types(self.scope, self.filters)
             unknown = [t for t in types if t not in known]
             if unknown or not types:
                 raise ToolArgumentError("unknown_doc_type", f"doc_type {doc_type!r}: {unknown or doc_type!r} "
@@ -264,33 +263,38 @@ class Toolbox:
         response: dict[str, Any] = {"tool": "search_knowledge", "ok": True, "notices": notices,
                                     "query": query, "filters": filters_json(filters), "results": items}
         if not items:
-            response["message"] = self._empty_message(query, asked, filters, readable, result.trace)
+            response["message"] = self._empty_message(backend, query, asked, filters, result.trace)
         response["trace"] = compact_trace(result.trace)
         return response
 
     def _chunk_of(self, backend: Backend, hit: Hit) -> Chunk | None:
         """The delivered chunk (for its offsets and anchor), from the version the search most likely read."""
-        if hit.row < backend.size():
-            chunk = backend.fetch([hit.row])[0]
-            if chunk.chunk_id == hit.chunk_id:
-                return chunk
-        latest = as_backend(self.index)
-        row = latest.row_for(hit.chunk_id)
-        found = latest.fetch([row])[0] if row is not None else None
+        try:
+            if hit.row < backend.size():
+                chunk = backend.fetch([hit.row])[0]
+                if chunk.chunk_id == hit.chunk_id:
+                    return chunk
+            latest = as_backend(self.index)
+            row = latest.row_for(hit.chunk_id)
+            found = latest.fetch([row])[0] if row is not None else None
+        except IndexStateError:  # the row was deleted by a write since: it is not delivered
+            return None
         return found if found is not None and found.text == hit.text else None
 
-    def _empty_message(self, query: str, asked: Filters, filters: Filters, readable: list[Envelope],
+    def _empty_message(self, backend: Backend, query: str, asked: Filters, filters: Filters,
                        trace: Any) -> str:
-        passing = [env for env in readable if filters.allows(env)]
+        """Why a search found nothing, and what to change (document counts are engine queries)."""
+        passing = backend.count_documents(self.scope, filters)
+        readable = backend.count_documents(self.scope, self.filters)
         active = {name: value for name, value in filters_json(filters).items() if value}
         tried = (f"Nothing found for {query!r}. Tried lexical (BM25) and semantic (dense) retrieval, "
-                 f"fused and reranked, over {trace.rows_in_scope} chunks of {len(passing)} documents that "
+                 f"fused and reranked, over {trace.rows_in_scope} chunks of {passing} documents that "
                  f"pass the filters ({', '.join(f'{k}={v}' for k, v in active.items()) or 'none'}) out of "
-                 f"{len(readable)} documents in your scope ({self.scope}).")
+                 f"{readable} documents in your scope ({self.scope}).")
         advice = []
         for name in (n for n, v in filters_json(asked).items() if v):
             loose = combine_filters(self.filters, without_filter(asked, name))
-            freed = sum(1 for env in readable if loose.allows(env)) - len(passing)
+            freed = backend.count_documents(self.scope, loose) - passing
             if freed > 0:
                 plural = "s" if freed > 1 else ""
                 advice.append(f"drop {name} ({freed} more document{plural} would be searched)")

@@ -14,13 +14,17 @@ Modules, in the order data flows:
   (milvus-lite 2.5, the real Milvus C++ core) as a server process on a loopback port;
 * :mod:`~ragkit.backends.milvus.expressions`: scope and filters as a filter expression
   (:func:`scope_expression`), every value quoted (:func:`quote`);
-* :mod:`~ragkit.backends.milvus.schema`: the two collections and their entities;
+* :mod:`~ragkit.backends.milvus.schema`: the chunk and docs collections and their entities;
+* :mod:`~ragkit.backends.milvus.catalog`: one small record per document (content hash, times,
+  envelope fields, links) and the index's state: what sync, staleness and the tools' listings read;
 * :mod:`~ragkit.backends.milvus.index`: :class:`MilvusIndex` (create, open, copy, write, delete);
 * :mod:`~ragkit.backends.milvus.snapshot`: :class:`MilvusSnapshot`, what the funnel reads;
 * :mod:`~ragkit.backends.milvus.reading`, :mod:`~ragkit.backends.milvus.ingest`,
   :mod:`~ragkit.backends.milvus.ray_stages`, :mod:`~ragkit.backends.milvus.ray_ingest`:
   ingestion of a corpus folder, in one process (:func:`ingest_milvus`) or on Ray Data
-  (:func:`ingest_ray`).
+  (:func:`ingest_ray`), both reconciled with what the collection holds;
+* :mod:`~ragkit.backends.milvus.sync`: :class:`MilvusTarget`, a collection kept fresh by
+  ``ragkit sync DIR --backend milvus`` (:func:`ragkit.index.sync_folder`, the ``Watcher``).
 
 Example:
     >>> from ragkit import Funnel, Scope                                  # doctest: +SKIP
@@ -38,6 +42,7 @@ from ragkit.backends.milvus.ray_ingest import ingest_ray
 from ragkit.backends.milvus.reading import corpus_files
 from ragkit.backends.milvus.server import LocalMilvus, start_local
 from ragkit.backends.milvus.snapshot import MilvusSelection, MilvusSnapshot
+from ragkit.backends.milvus.sync import MilvusTarget
 
 __all__ = [
     "IngestReport",
@@ -46,6 +51,7 @@ __all__ = [
     "MilvusIndex",
     "MilvusSelection",
     "MilvusSnapshot",
+    "MilvusTarget",
     "corpus_files",
     "ingest_milvus",
     "ingest_ray",

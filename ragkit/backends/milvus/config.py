@@ -32,7 +32,8 @@ class MilvusConfig:
             ``"./ragkit.db"`` (embedded milvus-lite, started by pymilvus).
         token: ``"user:password"`` or an API key; ``""`` for none.
         collection: collection name (letters, digits, ``_``); a second collection
-            ``<collection>__docs`` holds documents and sections.
+            ``<collection>__docs`` holds documents and sections, a third ``<collection>__catalog``
+            one record per document (what sync, staleness and the tools' listings read).
         analyzer: the Milvus analyzer of the BM25 field (``"english"``: stemmed, stopworded,
             closest to ragkit's tokenizer; ``"standard"``: lowercase words only).
         dense_index: Milvus index type of the dense field (``"FLAT"`` exact, as the in-memory
@@ -71,6 +72,12 @@ class MilvusConfig:
     def docs_collection(self) -> str:
         """The collection of documents, sections and the meta record."""
         return f"{self.collection}__docs"
+
+    @property
+    def catalog_collection(self) -> str:
+        """The collection of one small record per document (content hash, times, envelope fields,
+        links) and the index's state (generation), read by sync, staleness and the tools."""
+        return f"{self.collection}__catalog"
 
     def client(self) -> Any:
         """A ``pymilvus.MilvusClient`` for this configuration."""

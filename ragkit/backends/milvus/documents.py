@@ -1,10 +1,12 @@
-"""Reading the docs collection of a Milvus index: documents, parent sections, envelopes and links.
+"""Reading a Milvus index's documents: texts and sections by id, envelopes, types and links by query.
 
 :class:`MilvusDocuments` answers the backend seam's reads by id
-(:class:`~ragkit.index.backend.Backend`: ``document``, ``section``, ``sections_of``,
-``envelopes``, ``tenants``, ``links``) with filtered queries on ``<collection>__docs``: one
-query per id, never a scan of every text. Found records are cached for the life of the
-snapshot that owns the reader.
+(:class:`~ragkit.index.backend.Backend`: ``document``, ``section``, ``sections_of``) with
+filtered queries on ``<collection>__docs``, one query per id, and its listings (``envelopes``,
+``tenants``, ``doc_types``, ``count_documents``, ``similar_ids``, ``links``) with one bounded
+query each on the catalog (:mod:`ragkit.backends.milvus.catalog`), the scope compiled into the
+filter expression: never a scan of every document. Found records are cached for the life of the
+snapshot that owns the reader (a new snapshot is taken after any write).
 
 Order: Milvus keeps no insertion order, so "index order" on this backend is the primary-key
 order of the documents' first records (a hash of the doc id, stable across processes).
@@ -12,17 +14,16 @@ order of the documents' first records (a hash of the doc id, stable across proce
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
 from typing import Any
 
+from ragkit.backends.milvus.catalog import Catalog
 from ragkit.backends.milvus.config import MilvusConfig
-from ragkit.backends.milvus.expressions import quote
+from ragkit.backends.milvus.expressions import quote, scope_expression
 from ragkit.backends.milvus.schema import assemble_texts, to_chunk
 from ragkit.core.errors import ValidationError
 from ragkit.core.records import Chunk, Document, Envelope
 from ragkit.core.scope import Filters, Scope
-from ragkit.index.links import DocumentLinks, LinkGraph
+from ragkit.index.links import DocumentLinks
 
 __all__ = ["MilvusDocuments", "QUERY_BATCH"]
 
@@ -44,8 +45,8 @@ class MilvusDocuments:
         self.config = config
         self._documents: dict[str, Document] = {}
         self._sections: dict[str, Chunk] = {}
-        self._envelopes: list[Envelope] | None = None  # every document's, once read in full
-        self._graph: LinkGraph | None = None
+        self._links: dict[str, DocumentLinks] = {}
+        self.catalog = Catalog(client, config)
 
     def document(self, doc_id: str) -> Document | None:
         """The document ``doc_id`` with its full text (one query), or ``None``."""
@@ -71,32 +72,39 @@ class MilvusDocuments:
 
     def envelopes(self, scope: Scope, filters: Filters | None = None, *,
                   limit: int | None = None) -> list[Envelope]:
-        """Envelopes of the documents ``scope`` may read and ``filters`` pass, in primary-key order.
+        """Envelopes of the documents ``scope`` may read and ``filters`` pass, in index order.
 
-        The rule is :meth:`Scope.allows <ragkit.core.scope.Scope.allows>` and
-        :meth:`Filters.allows <ragkit.core.scope.Filters.allows>`, applied here (one access
-        rule); reading stops once ``limit`` envelopes are found.
+        One query of the catalog with the scope expression (the same rule as
+        :meth:`Scope.allows <ragkit.core.scope.Scope.allows>`), reading stops after ``limit``.
         """
-        out: list[Envelope] = []
-        if limit is not None and limit <= 0:
-            return out
-        for env in self._every_envelope():
-            if scope.allows(env) and (filters is None or filters.allows(env)):
-                out.append(env)
-                if limit is not None and len(out) >= limit:
-                    break
-        return out
+        return self.catalog.envelopes(scope_expression(scope, filters), limit)
 
-    def tenants(self) -> list[str]:
-        """Every tenant of the documents, sorted (no scope applied)."""
-        return sorted({env.tenant for env in self._every_envelope()})
+    def tenants(self, limit: int = 10_000) -> list[str]:
+        """Every tenant of the documents, sorted (no scope applied; one group-by query)."""
+        return self.catalog.distinct("tenant", "", limit)
+
+    def doc_types(self, scope: Scope, filters: Filters | None = None, *, limit: int = 200) -> list[str]:
+        """The source types of the documents in scope, sorted (one group-by query, ``limit`` types)."""
+        return self.catalog.distinct("source_type", scope_expression(scope, filters), limit)
+
+    def count_documents(self, scope: Scope, filters: Filters | None = None) -> int:
+        """How many documents are in scope and pass ``filters`` (one ``count(*)`` query)."""
+        return self.catalog.count(scope_expression(scope, filters))
+
+    def similar_ids(self, scope: Scope, filters: Filters | None, doc_id: str, *,
+                    limit: int = 200) -> list[str]:
+        """Ids in scope sharing ``doc_id``'s first or last three characters (at most ``limit``)."""
+        if not isinstance(doc_id, str):
+            return []
+        return self.catalog.similar(scope_expression(scope, filters), doc_id, limit)
 
     def links(self, doc_id: str) -> DocumentLinks:
-        """Who links to ``doc_id`` and its supersession (a :class:`~ragkit.index.links.LinkGraph` of
-        every envelope, built on the first call)."""
-        if self._graph is None:
-            self._graph = LinkGraph({env.doc_id: Document(env, "") for env in self._every_envelope()})
-        return self._graph.links(doc_id)
+        """Who links to ``doc_id`` and its supersession (one query of the documents naming it)."""
+        if not isinstance(doc_id, str):
+            return DocumentLinks(str(doc_id))
+        if doc_id not in self._links:
+            self._links[doc_id] = self.catalog.links(doc_id)
+        return self._links[doc_id]
 
     def count(self, kind: str) -> int:
         """How many documents (``kind="document"``) or sections (``"section"``) are stored."""
@@ -120,28 +128,6 @@ class MilvusDocuments:
                  for key, (header, text) in texts.items()]
         self._sections.update((c.chunk_id, c) for c in found)
         return found
-
-    def _every_envelope(self) -> Iterator[Envelope]:
-        """Every document's envelope in primary-key order, read page by page (the first read
-        that goes to the end keeps them; one that stops early reads no more pages)."""
-        if self._envelopes is not None:
-            yield from self._envelopes
-            return
-        seen: list[Envelope] = []
-        it = self.client.query_iterator(self.config.docs_collection, batch_size=QUERY_BATCH,
-                                        filter='kind == "document" and part == 0', output_fields=["payload"])
-        try:
-            while True:
-                batch = it.next()
-                if not batch:
-                    break
-                for record in batch:
-                    env = Envelope.from_mapping(json.loads(record["payload"])["h"]["envelope"])
-                    seen.append(env)
-                    yield env
-        finally:
-            it.close()
-        self._envelopes = seen
 
     def _records(self, expr: str, fields: list[str]) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []

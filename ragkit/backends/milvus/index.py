@@ -8,8 +8,12 @@ reads through the backend seam (:mod:`ragkit.index.backend`) exactly as it reads
 in-memory :class:`~ragkit.index.snapshots.Snapshot`.
 
 Updates: :meth:`MilvusIndex.write` replaces documents (delete every entity of their doc ids,
-then insert), :meth:`MilvusIndex.delete` removes them; collections use ``Strong``
-consistency, so a deleted chunk never resurfaces in a later search.
+then insert), :meth:`MilvusIndex.delete` removes them; both record the change in the catalog
+(:mod:`ragkit.backends.milvus.catalog`: content hashes, times, a new version), and
+:meth:`MilvusIndex.commit` ends a sync with a new generation. Collections use ``Strong``
+consistency, so a deleted chunk never resurfaces in a later search, and :meth:`MilvusIndex.snapshot`
+checks the catalog's version, so a reader in any process that starts after a write returns
+never sees what the write removed (no document, section or envelope read from a cache).
 
 Example:
     >>> from ragkit import Funnel, Scope                                  # doctest: +SKIP
@@ -29,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from ragkit.backends.milvus.catalog import Catalog, backfill, create_catalog
 from ragkit.backends.milvus.config import MilvusConfig
 from ragkit.backends.milvus.expressions import quote_list
 from ragkit.backends.milvus.schema import (
@@ -44,6 +49,7 @@ from ragkit.core.records import Chunk, Document, Envelope
 from ragkit.core.scope import Filters, Scope
 from ragkit.index.embedder import LazyEmbedder
 from ragkit.index.profiles import manifest_profile
+from ragkit.index.reconcile import DocState
 from ragkit.index.settings import IndexSettings
 from ragkit.retrieval.fusion import Ranking
 from ragkit.text.profile import CorpusProfile
@@ -71,6 +77,8 @@ class MilvusIndex:
         self._embedder = embedder
         self._lock = threading.RLock()
         self._snap: MilvusSnapshot | None = None
+        self._version: int | None = None
+        self.catalog = Catalog(client, config)
 
     # -- construction -------------------------------------------------------------------------
     @classmethod
@@ -101,6 +109,9 @@ class MilvusIndex:
                                       "embedder; pass drop_existing=True to rebuild it, or use another name")
             return index
         create_collections(client, config, int(dim))
+        if client.has_collection(config.catalog_collection):
+            client.drop_collection(config.catalog_collection)
+        create_catalog(client, config)
         client.insert(config.docs_collection, [meta_entity(meta)])
         return cls(config, client, meta, embedder)
 
@@ -118,7 +129,11 @@ class MilvusIndex:
         meta = json.loads(rows[0]["payload"])
         settings = IndexSettings.from_json(meta["settings"])
         lazy = embedder if embedder is not None else LazyEmbedder(settings.embedder, meta["embedder"])
-        return cls(config, client, meta, lazy)
+        index = cls(config, client, meta, lazy)
+        if not index.catalog.exists():  # made before catalogs: record every document once
+            create_catalog(client, config)
+            backfill(index.catalog, client, config)
+        return index
 
     @classmethod
     def from_index(cls, index: Any, config: MilvusConfig, *, drop_existing: bool = False,
@@ -193,6 +208,8 @@ class MilvusIndex:
             self.client.insert(self.config.collection, chunk_rows[i:i + WRITE_BATCH])
         for i in range(0, len(doc_rows), WRITE_BATCH):
             self.client.insert(self.config.docs_collection, doc_rows[i:i + WRITE_BATCH])
+        self.catalog.put(docs)
+        self.catalog.touch()
         self._invalidate()
         return len(chunk_rows)
 
@@ -203,6 +220,8 @@ class MilvusIndex:
             return 0
         before = self._count(self.config.collection, f"doc_id in {quote_list(ids)}")
         self._delete_entities(ids)
+        self.catalog.remove(ids)
+        self.catalog.touch()
         self._invalidate()
         return before
 
@@ -219,7 +238,7 @@ class MilvusIndex:
 
     def drop(self) -> None:
         """Drop both collections."""
-        for name in (self.config.collection, self.config.docs_collection):
+        for name in (self.config.collection, self.config.docs_collection, self.config.catalog_collection):
             if self.client.has_collection(name):
                 self.client.drop_collection(name)
         self._invalidate()
@@ -233,12 +252,38 @@ class MilvusIndex:
         with self._lock:
             self._snap = None
 
+    @property
+    def embedder(self) -> Any:
+        """The embedder documents are written with (a lazy one is loaded and checked here)."""
+        embedder = self._embedder
+        return embedder.get() if isinstance(embedder, LazyEmbedder) else embedder
+
+    # -- freshness ----------------------------------------------------------------------------
+    def doc_states(self) -> dict[str, DocState]:
+        """Every document's content hash, source file and times (the catalog's records)."""
+        return self.catalog.states()
+
+    def commit(self) -> int:
+        """Commit a generation (after a sync or an ingestion); returns its number."""
+        generation = self.catalog.commit()
+        self._invalidate()
+        return generation
+
+    @property
+    def generation(self) -> int:
+        """The last committed generation."""
+        return self.catalog.state()[0]
+
     # -- reading ------------------------------------------------------------------------------
     def snapshot(self) -> MilvusSnapshot:
-        """The current snapshot (rebuilt after this handle's writes, or by :meth:`refresh`)."""
+        """The current snapshot: a new one whenever the index changed since the last (a write by
+        any process changes the catalog's version, read here with one query by key)."""
         with self._lock:
-            if self._snap is None:
+            generation, version = self.catalog.state()
+            if self._snap is None or version != self._version:
                 self._snap = MilvusSnapshot(self.client, self.config, self.settings, self._embedder)
+                self._snap.generation = generation
+                self._version = version
             return self._snap
 
     def refresh(self) -> MilvusSnapshot:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,11 +35,12 @@ from ragkit.core.errors import IndexStateError, ValidationError
 from ragkit.core.records import Chunk, Document
 from ragkit.documents.chunking import chunk_documents
 from ragkit.documents.loaders import Skipped, load_corpus
-from ragkit.index.settings import IndexSettings
+from ragkit.index.reconcile import SyncPlan, plan_sync, unreadable_ids
+from ragkit.index.settings import IndexSettings, SyncReport
 from ragkit.models.bundled import get_embedder
 
 __all__ = ["IngestReport", "ingest_milvus", "BatchCounts", "open_or_create", "encode_chunks",
-           "split_per_document", "write_batch", "check_count", "say", "progress_bar"]
+           "split_per_document", "write_batch", "apply_plan", "finish", "check_count", "say", "progress_bar"]
 
 
 @dataclass
@@ -59,6 +60,11 @@ class IngestReport:
         skipped: files (or JSONL lines, or duplicate ``doc_id`` values) not written, with reasons.
         seconds: wall time of the whole ingestion, Ray start-up included.
         ray_address: the cluster's address (``None`` for one process; ``"local"`` for a local Ray).
+        changes: the reconciliation with what the collection held
+            (:func:`~ragkit.index.reconcile.diff_states`):
+            added, updated, deleted (left the folder), unchanged (not written again) documents.
+        kept: documents of files that failed to load, kept as indexed (never deleted by a broken file).
+        generation: the generation this ingestion committed.
     """
 
     source: str
@@ -72,6 +78,9 @@ class IngestReport:
     skipped: list[Skipped] = field(default_factory=list)
     seconds: float = 0.0
     ray_address: str | None = None
+    changes: SyncReport = field(default_factory=SyncReport)
+    kept: list[str] = field(default_factory=list)
+    generation: int = 0
 
     @property
     def ok(self) -> bool:
@@ -85,13 +94,20 @@ class IngestReport:
                 "sections": self.sections, "rows_written": self.rows_written,
                 "skipped": [{"path": s.path, "reason": s.reason, "line": s.line, "field": s.field}
                             for s in self.skipped],
-                "seconds": round(self.seconds, 3), "ray_address": self.ray_address}
+                "seconds": round(self.seconds, 3), "ray_address": self.ray_address,
+                "added": self.changes.added, "updated": self.changes.updated, "deleted": self.changes.deleted,
+                "unchanged": self.changes.unchanged, "kept": self.kept, "generation": self.generation}
 
     def __str__(self) -> str:
         where = f" on Ray ({self.ray_address})" if self.mode == "ray" else " in one process"
         lines = [f"ingested {self.documents} documents from {self.files} files -> {self.chunks} chunks + "
                  f"{self.sections} sections; wrote {self.rows_written} rows to '{self.collection}'"
-                 f"{where} in {self.seconds:.1f}s; skipped {len(self.skipped)}"]
+                 f"{where} in {self.seconds:.1f}s; skipped {len(self.skipped)}",
+                 f"  reconciled: added {len(self.changes.added)}, updated {len(self.changes.updated)}, "
+                 f"deleted {len(self.changes.deleted)}, unchanged {self.changes.unchanged} "
+                 f"(generation {self.generation})"]
+        if self.kept:
+            lines.append(f"  kept as indexed (source failed to load): {', '.join(self.kept[:20])}")
         lines += [f"  skipped {s}" for s in self.skipped]
         return "\n".join(lines)
 
@@ -174,6 +190,45 @@ def write_batch(index: MilvusIndex, docs: Sequence[Document], chunks: Sequence[S
     return out
 
 
+def apply_plan(index: MilvusIndex, plan: SyncPlan, embedder: Any, *, batch_size: int = 64,
+               progress: bool = False) -> BatchCounts:
+    """Apply a reconciliation plan (:func:`~ragkit.index.reconcile.plan_sync`) to a Milvus index and
+    commit it: the changed documents are chunked, embedded and written ``batch_size`` at a time
+    (:func:`write_batch`: a document Milvus refuses is skipped and keeps what it had), the deleted
+    ones removed, moved sources recorded, everything flushed and one generation committed.
+
+    Sets ``plan.report.encoded_rows``; returns the write counts.
+    """
+    counts = BatchCounts()
+    bar = progress_bar(len(plan.changed), "writing", progress and bool(plan.changed))
+    for start in range(0, len(plan.changed), batch_size):
+        part = plan.changed[start:start + batch_size]
+        chunks = [chunk_documents([d], index.settings.chunker) for d in part]
+        vectors = encode_chunks(embedder, [c for cs in chunks for c in cs])
+        done = write_batch(index, part, chunks, split_per_document(vectors, chunks))
+        for name in ("documents", "chunks", "sections", "rows"):
+            setattr(counts, name, getattr(counts, name) + getattr(done, name))
+        counts.skipped += done.skipped
+        if bar is not None:
+            bar.update(len(part))
+    if bar is not None:
+        bar.close()
+    finish(index, plan.report.deleted, plan.relocated)
+    plan.report.encoded_rows = counts.chunks
+    return counts
+
+
+def finish(index: MilvusIndex, deleted: Sequence[str], relocated: Mapping[str, str | None]) -> int:
+    """The end of every reconciliation on Milvus: delete what left the folder, record moved sources,
+    flush and commit one generation (returned)."""
+    if deleted:
+        index.delete(list(deleted))
+    if relocated:
+        index.catalog.relocate(relocated)
+    index.flush()
+    return index.commit()
+
+
 def say(enabled: bool, message: str) -> None:
     """Print ``message`` on stderr when ``enabled`` (the ingestion's progress lines)."""
     if enabled:
@@ -193,11 +248,12 @@ def progress_bar(total: int, desc: str, enabled: bool) -> Any:
 def ingest_milvus(source: str | Path, config: MilvusConfig, *, settings: IndexSettings | None = None,
                   batch_size: int = 64, drop_existing: bool = False, progress: bool = True,
                   strict: bool = False) -> IngestReport:
-    """Load, chunk, embed and write ``source`` into Milvus in this process (no Ray).
+    """Load, chunk, embed and write ``source`` into Milvus in this process (no Ray), reconciled.
 
-    Documents are written ``batch_size`` at a time through
-    :meth:`~ragkit.backends.milvus.index.MilvusIndex.write` (an upsert by document), so running it again
-    rewrites the same rows instead of adding copies.
+    What the collection already holds is compared by content hash (:func:`~ragkit.index.reconcile.plan_sync`,
+    the rule every sync uses): only new and changed documents are embedded and written (``batch_size``
+    at a time, an upsert by document), documents that left the folder are deleted, and documents of
+    files that fail to load are kept as indexed.
 
     Args:
         source: corpus folder (or one file).
@@ -219,17 +275,13 @@ def ingest_milvus(source: str | Path, config: MilvusConfig, *, settings: IndexSe
                           skipped=list(load_report.skipped))
     embedder = get_embedder(settings.embedder)
     index = open_or_create(config, settings, embedder, drop_existing)
-    bar = progress_bar(len(docs), "ingesting", progress)
-    for start in range(0, len(docs), batch_size):
-        part = docs[start:start + batch_size]
-        chunks = [chunk_documents([d], settings.chunker) for d in part]
-        vectors = encode_chunks(embedder, [c for cs in chunks for c in cs])
-        write_batch(index, part, chunks, split_per_document(vectors, chunks)).add_to(report)
-        if bar is not None:
-            bar.update(len(part))
-    if bar is not None:
-        bar.close()
-    index.flush()
+    stored = index.doc_states()
+    incoming = {d.doc_id for d in docs}
+    report.kept = [d for d in unreadable_ids(stored, load_report.skipped) if d not in incoming]
+    plan = plan_sync(docs, stored, keep=report.kept)
+    apply_plan(index, plan, embedder, batch_size=batch_size, progress=progress).add_to(report)
+    report.changes = plan.report
+    report.generation = index.generation
     report.seconds = time.perf_counter() - t0
     return report
 

@@ -4,12 +4,15 @@
 Ray Data pipeline over the corpus' file paths:
 
 1. **read**: each file is loaded with :func:`ragkit.documents.loaders.load_file` in a Ray task; a broken
-   file becomes a *skipped* row (path and reason) and never drops the others (``load_file`` is
-   strict per file, so a JSONL file with one bad line is skipped whole, where
-   :func:`~ragkit.documents.loaders.load_corpus` skips only that line). The loaded
-   documents are materialised once (a barrier) so duplicate ``doc_id`` values are resolved
-   like :func:`~ragkit.documents.loaders.load_corpus` does (the first file in sorted path order wins)
-   before anything is written;
+   file becomes a *skipped* row (path and reason) and never drops the others, and a JSONL file
+   keeps its good lines, each bad one a skipped row with its file and line (as
+   :func:`~ragkit.documents.loaders.load_corpus`). Each document's content hash is computed there.
+   The loaded documents are materialised once (a barrier) so duplicate ``doc_id`` values are
+   resolved like :func:`~ragkit.documents.loaders.load_corpus` does (the first file in sorted path
+   order wins) and the folder is **reconciled** with the collection by
+   :func:`~ragkit.index.reconcile.diff_states` (the rule every sync uses): unchanged documents are
+   not embedded again, documents that left the folder are deleted at the end, documents of
+   files that failed to load are kept;
 2. **chunk**: :func:`ragkit.documents.chunking.chunk_documents` with the settings' chunker, per document;
 3. **embed**: ``map_batches`` over an actor pool (``actors`` callable-class actors, each loading
    the embedder once; the default is the bundled ONNX bge-small, nothing is downloaded);
@@ -51,10 +54,12 @@ from pathlib import Path
 from typing import Any
 
 from ragkit.backends.milvus.config import MilvusConfig
+from ragkit.backends.milvus.index import MilvusIndex
 from ragkit.backends.milvus.ingest import (
     BatchCounts,
     IngestReport,
     check_count,
+    finish,
     open_or_create,
     progress_bar,
     say,
@@ -63,6 +68,7 @@ from ragkit.backends.milvus.ray_stages import EmbedStage, WriteStage, chunk_stag
 from ragkit.backends.milvus.reading import corpus_files, duplicate_skip
 from ragkit.core.errors import RagkitError, ValidationError
 from ragkit.documents.loaders import MAX_FILE_MB, Skipped
+from ragkit.index.reconcile import Incoming, diff_states, unreadable_ids
 from ragkit.index.settings import IndexSettings
 from ragkit.models.bundled import get_embedder
 
@@ -149,8 +155,11 @@ def ingest_ray(source: str | Path, config: MilvusConfig, *, settings: IndexSetti
     report = IngestReport(str(source), config.collection, mode="ray", files=len(files) + len(problems),
                           skipped=list(problems))
     embedder = get_embedder(settings.embedder)  # the driver's copy: identity, dim, collection schema
-    open_or_create(config, settings, embedder, drop_existing)
+    index = open_or_create(config, settings, embedder, drop_existing)
     if not files:
+        stored = index.doc_states()
+        report.changes = diff_states([], stored, keep=unreadable_ids(stored, report.skipped))
+        report.generation = finish(index, report.changes.deleted, {})
         report.seconds = time.perf_counter() - t0
         return report
     try:
@@ -164,7 +173,7 @@ def ingest_ray(source: str | Path, config: MilvusConfig, *, settings: IndexSetti
     started, report.ray_address = _start_ray(address, actors)
     try:
         _quiet_ray_data()
-        _run_pipeline(ray, root, files, config, settings, embedder, report, batch_size, actors, progress)
+        _run_pipeline(ray, root, files, index, settings, embedder, report, batch_size, actors, progress)
     except Exception as exc:
         cause = _ragkit_cause(exc)  # a worker's RagkitError arrives wrapped in Ray's errors
         if cause is None:
@@ -177,22 +186,25 @@ def ingest_ray(source: str | Path, config: MilvusConfig, *, settings: IndexSetti
     return report
 
 
-def _run_pipeline(ray: Any, root: Path, files: list[Path], config: MilvusConfig, settings: IndexSettings,
+def _run_pipeline(ray: Any, root: Path, files: list[Path], index: MilvusIndex, settings: IndexSettings,
                   embedder: Any, report: IngestReport, batch_size: int, actors: int,
                   progress: bool) -> None:
+    config = index.config
     blocks = max(1, math.ceil(len(files) / FILES_PER_BLOCK))
     paths = ray.data.from_items([{"path": str(f)} for f in files], override_num_blocks=blocks)
     loaded = paths.map_batches(read_stage, fn_kwargs={"root": str(root), "max_file_mb": MAX_FILE_MB},
                                batch_size=FILES_PER_BLOCK, num_cpus=0.5).materialize()
-    # barrier: resolve duplicate doc ids (first file in sorted order wins) and collect skipped files
+    # barrier: resolve duplicate doc ids (first file in sorted order wins), collect skipped files and
+    # lines, and reconcile with what the collection holds (the rule every sync uses)
     first: dict[str, tuple[str, int]] = {}
     drop: set[tuple[str, int]] = set()
+    incoming: list[tuple[Incoming, tuple[str, int]]] = []
+    names = ("path", "pos", "doc_id", "error", "line", "field", "fingerprint", "source")
     rows = []
-    for batch in loaded.select_columns(["path", "pos", "doc_id", "error", "line", "field"]).iter_batches(
-            batch_format="numpy", batch_size=4096):
-        rows += list(zip(*(batch[k] for k in ("path", "pos", "doc_id", "error", "line", "field")),
-                         strict=True))
-    for path, pos, doc_id, error, line, fld in sorted(rows, key=lambda r: (str(r[0]), int(r[1]))):
+    for batch in loaded.select_columns(list(names)).iter_batches(batch_format="numpy", batch_size=4096):
+        rows += list(zip(*(batch[k] for k in names), strict=True))
+    for path, pos, doc_id, error, line, fld, fingerprint, source in sorted(rows, key=lambda r: (str(r[0]),
+                                                                                               int(r[1]))):
         if error:
             report.skipped.append(Skipped(str(path), str(error), int(line) or None, str(fld) or None))
         elif doc_id in first:
@@ -200,28 +212,45 @@ def _run_pipeline(ray: Any, root: Path, files: list[Path], config: MilvusConfig,
             report.skipped.append(duplicate_skip(str(doc_id), first[doc_id][0], str(path)))
         else:
             first[str(doc_id)] = (str(path), int(pos))
-    total = len(first)
-    if not total:
-        return
-    chunked = loaded.map_batches(chunk_stage, batch_size=batch_size, num_cpus=0.5,
-                                 fn_kwargs={"chunker": settings.chunker, "drop": frozenset(drop)})
-    embedded = chunked.map_batches(EmbedStage, fn_constructor_kwargs={
-        "name": embedder.name, "identity": (embedder.name, embedder.version)},
-        batch_size=batch_size, compute=ray.data.ActorPoolStrategy(size=actors), num_cpus=1)
-    written = embedded.map_batches(WriteStage, fn_constructor_kwargs={"config": config,
-                                                                       "dim": int(embedder.dim)},
-                                   batch_size=batch_size, compute=ray.data.ActorPoolStrategy(size=1),
-                                   num_cpus=0.25)
-    say(progress, f"ray: read {len(files)} files -> {total} documents ({len(report.skipped)} skipped so "
-         f"far); chunking, embedding with {actors} actor{'s' if actors > 1 else ''}, writing")
-    bar = progress_bar(total, "ingesting (ray)", progress)
-    for done in _iter_summaries(written):
-        done.add_to(report)
+            incoming.append((Incoming(str(doc_id), str(fingerprint), str(source) or None),
+                             (str(path), int(pos))))
+    stored = index.doc_states()
+    report.kept = [d for d in unreadable_ids(stored, report.skipped) if d not in first]
+    changes = diff_states([i for i, _ in incoming], stored, keep=report.kept)
+    write = set(changes.added) | set(changes.updated)
+    drop |= {where for i, where in incoming if i.doc_id not in write}  # unchanged: not embedded again
+    moved = set(changes.relocated)
+    relocated = {i.doc_id: i.source_path for i, _ in incoming if i.doc_id in moved}
+    report.changes = changes
+    total = len(write)
+    if total:
+        chunked = loaded.map_batches(chunk_stage, batch_size=batch_size, num_cpus=0.5,
+                                     fn_kwargs={"chunker": settings.chunker, "drop": frozenset(drop)})
+        embedded = chunked.map_batches(EmbedStage, fn_constructor_kwargs={
+            "name": embedder.name, "identity": (embedder.name, embedder.version)},
+            batch_size=batch_size, compute=ray.data.ActorPoolStrategy(size=actors), num_cpus=1)
+        written = embedded.map_batches(WriteStage, fn_constructor_kwargs={"config": config,
+                                                                           "dim": int(embedder.dim)},
+                                       batch_size=batch_size, compute=ray.data.ActorPoolStrategy(size=1),
+                                       num_cpus=0.25)
+        say(progress, f"ray: read {len(files)} files -> {len(first)} documents ({total} new or changed, "
+             f"{len(report.skipped)} skipped so far); chunking, embedding with {actors} "
+             f"actor{'s' if actors > 1 else ''}, writing")
+        bar = progress_bar(total, "ingesting (ray)", progress)
+        for done in _iter_summaries(written):
+            done.add_to(report)
+            if bar is not None:
+                bar.update(done.documents + len(done.skipped))
         if bar is not None:
-            bar.update(done.documents + len(done.skipped))
-    if bar is not None:
-        bar.close()
-    _flush(config)
+            bar.close()
+        _flush(config)
+    changes.encoded_rows = report.chunks
+    report.generation = finish(_fresh(index), changes.deleted, relocated)
+
+
+def _fresh(index: MilvusIndex) -> MilvusIndex:
+    """The index over a new connection (the driver's sat idle through the pipeline: see :func:`_flush`)."""
+    return MilvusIndex.open(index.config)
 
 
 def _flush(config: MilvusConfig, attempts: int = 4) -> None:

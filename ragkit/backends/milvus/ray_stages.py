@@ -20,30 +20,35 @@ from ragkit.backends.milvus.reading import load_path
 from ragkit.core.errors import ModelNotAvailable
 from ragkit.documents.chunking import ChunkerSettings, chunk_documents
 from ragkit.documents.loaders import Skipped
+from ragkit.index.manifest import doc_fingerprint
 from ragkit.models.bundled import get_embedder
 
 __all__ = ["read_stage", "chunk_stage", "EmbedStage", "WriteStage"]
 
 
 def read_stage(batch: dict[str, np.ndarray], *, root: str, max_file_mb: float) -> dict[str, np.ndarray]:
-    """Read stage: file paths -> one row per document (pickled), or one ``error`` row per broken file."""
-    cols: dict[str, list[Any]] = {k: [] for k in ("path", "pos", "doc_id", "doc", "error", "line", "field")}
+    """Read stage: file paths -> one row per document (pickled, with its content hash and source), or
+    one ``error`` row per broken file or bad JSONL line (the file's good lines are kept)."""
+    keys = ("path", "pos", "doc_id", "doc", "error", "line", "field", "fingerprint", "source")
+    cols: dict[str, list[Any]] = {k: [] for k in keys}
 
-    def row(path: str, pos: int, doc_id: str, doc: bytes, error: str, line: int, fld: str) -> None:
-        for key, value in zip(cols, (path, pos, doc_id, doc, error, line, fld), strict=True):
+    def row(*values: Any) -> None:
+        for key, value in zip(keys, values, strict=True):
             cols[key].append(value)
 
     for path in batch["path"]:
         loaded = load_path(str(path), root, max_file_mb)
         if isinstance(loaded, Skipped):
-            row(str(path), -1, "", b"", loaded.reason, loaded.line or 0, loaded.field or "")
+            row(str(path), -1, "", b"", loaded.reason, loaded.line or 0, loaded.field or "", "", "")
             continue
-        for pos, doc in enumerate(loaded):
-            row(str(path), pos, doc.doc_id, pickle.dumps(doc, protocol=5), "", 0, "")
-    return {"path": np.array(cols["path"], dtype=object), "pos": np.array(cols["pos"], dtype=np.int64),
-            "doc_id": np.array(cols["doc_id"], dtype=object), "doc": np.array(cols["doc"], dtype=object),
-            "error": np.array(cols["error"], dtype=object), "line": np.array(cols["line"], dtype=np.int64),
-            "field": np.array(cols["field"], dtype=object)}
+        docs, bad_lines = loaded
+        for bad in bad_lines:
+            row(str(path), -1, "", b"", bad.reason, bad.line or 0, bad.field or "", "", "")
+        for pos, doc in enumerate(docs):
+            row(str(path), pos, doc.doc_id, pickle.dumps(doc, protocol=5), "", 0, "", doc_fingerprint(doc),
+                doc.envelope.source_path or "")
+    ints = ("pos", "line")
+    return {k: np.array(v, dtype=np.int64 if k in ints else object) for k, v in cols.items()}
 
 
 def chunk_stage(batch: dict[str, np.ndarray], *, chunker: ChunkerSettings,

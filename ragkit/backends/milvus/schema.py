@@ -32,7 +32,8 @@ from ragkit.backends.milvus.expressions import micros, quote
 from ragkit.core.errors import ValidationError
 from ragkit.core.records import Chunk, Envelope
 
-__all__ = ["VARCHAR_BYTES", "PIECE", "ACL_CAPACITY", "CHUNK_FIELDS", "primary_key", "chunk_pk",
+__all__ = ["VARCHAR_BYTES", "PIECE", "ACL_CAPACITY", "CHUNK_FIELDS", "primary_key", "chunk_pk", "check_len",
+           "scope_fields", "add_scope_fields",
            "create_collections", "chunk_meta", "chunk_entity", "text_entities", "assemble_texts", "to_chunk",
            "meta_entity"]
 
@@ -61,7 +62,8 @@ def chunk_pk(chunk_id: str) -> int:
     return primary_key("chunk:" + chunk_id)
 
 
-def _check_len(text: str, what: str) -> str:
+def check_len(text: str, what: str) -> str:
+    """``text``, when it fits a Milvus VARCHAR field (raises ValidationError naming ``what`` otherwise)."""
     if len(text.encode()) > VARCHAR_BYTES:
         raise ValidationError(f"{what} is {len(text.encode())} bytes; Milvus VARCHAR holds {VARCHAR_BYTES}. "
                               "Chunk with a smaller max_tokens", field="text")
@@ -81,14 +83,7 @@ def create_collections(client: Any, config: MilvusConfig, dim: int) -> None:
     s.add_field("bm25_text", DataType.VARCHAR, max_length=VARCHAR_BYTES, enable_analyzer=True,
                 analyzer_params={"type": config.analyzer})
     s.add_field("envelope", DataType.VARCHAR, max_length=VARCHAR_BYTES)
-    s.add_field("tenant", DataType.VARCHAR, max_length=1024)
-    s.add_field("acl", DataType.ARRAY, element_type=DataType.VARCHAR, max_capacity=ACL_CAPACITY,
-                max_length=1024)
-    s.add_field("source_type", DataType.VARCHAR, max_length=1024)
-    for name in ("published", "eff_from", "eff_to"):
-        s.add_field(name, DataType.INT64)
-    for name in ("has_published", "has_from", "has_to"):
-        s.add_field(name, DataType.BOOL)
+    add_scope_fields(s)
     s.add_field("sparse", DataType.SPARSE_FLOAT_VECTOR)
     s.add_field("dense", DataType.FLOAT_VECTOR, dim=dim)
     s.add_function(Function(name="bm25", function_type=FunctionType.BM25, input_field_names=["bm25_text"],
@@ -120,12 +115,12 @@ def chunk_meta(c: Chunk) -> dict[str, Any]:
             "preamble": c.preamble}
 
 
-def chunk_entity(c: Chunk, env: Envelope, vector: np.ndarray) -> dict[str, Any]:
-    """The chunks-collection entity of ``c``: text, BM25 text, vector and ``env`` denormalised.
+def scope_fields(env: Envelope) -> dict[str, Any]:
+    """The envelope fields a scope expression reads (tenant, acl, source_type, dates with ``has_*``
+    flags), as stored on every chunk entity and every catalog record.
 
     Raises:
-        ValidationError: more ACL groups than the field holds, a value with a control
-            character, or a text over Milvus's VARCHAR limit.
+        ValidationError: more ACL groups than the field holds, or a value with a control character.
     """
     if len(env.acl_groups) > ACL_CAPACITY:
         raise ValidationError(f"{env.doc_id}: {len(env.acl_groups)} ACL groups; the Milvus backend holds at "
@@ -139,14 +134,38 @@ def chunk_entity(c: Chunk, env: Envelope, vector: np.ndarray) -> dict[str, Any]:
         flag = "has_" + ("published" if name == "published" else name[4:])
         dates[name] = micros(moment) if moment is not None else 0
         dates[flag] = moment is not None
+    return {"tenant": env.tenant, "acl": list(env.acl_groups), "source_type": env.source_type, **dates}
+
+
+def add_scope_fields(schema: Any) -> None:
+    """Add the fields :func:`scope_fields` fills to a collection schema (the scope expression's columns)."""
+    from pymilvus import DataType
+
+    schema.add_field("tenant", DataType.VARCHAR, max_length=1024)
+    schema.add_field("acl", DataType.ARRAY, element_type=DataType.VARCHAR, max_capacity=ACL_CAPACITY,
+                     max_length=1024)
+    schema.add_field("source_type", DataType.VARCHAR, max_length=1024)
+    for name in ("published", "eff_from", "eff_to"):
+        schema.add_field(name, DataType.INT64)
+    for name in ("has_published", "has_from", "has_to"):
+        schema.add_field(name, DataType.BOOL)
+
+
+def chunk_entity(c: Chunk, env: Envelope, vector: np.ndarray) -> dict[str, Any]:
+    """The chunks-collection entity of ``c``: text, BM25 text, vector and ``env`` denormalised.
+
+    Raises:
+        ValidationError: more ACL groups than the field holds, a value with a control
+            character, or a text over Milvus's VARCHAR limit.
+    """
+    fields = scope_fields(env)
     return {"pk": chunk_pk(c.chunk_id), "chunk_id": c.chunk_id, "doc_id": c.doc_id,
             "meta": json.dumps(chunk_meta(c), ensure_ascii=False),
-            "text": _check_len(c.text, f"chunk {c.chunk_id!r}"),
-            "bm25_text": _check_len(c.contextual_text(), f"chunk {c.chunk_id!r}"),
-            "envelope": _check_len(json.dumps(env.to_mapping(), ensure_ascii=False, default=str),
-                                   f"envelope of {env.doc_id!r}"),
-            "tenant": env.tenant, "acl": list(env.acl_groups), "source_type": env.source_type,
-            **dates, "dense": vector.tolist()}
+            "text": check_len(c.text, f"chunk {c.chunk_id!r}"),
+            "bm25_text": check_len(c.contextual_text(), f"chunk {c.chunk_id!r}"),
+            "envelope": check_len(json.dumps(env.to_mapping(), ensure_ascii=False, default=str),
+                                  f"envelope of {env.doc_id!r}"),
+            **fields, "dense": vector.tolist()}
 
 
 def text_entities(kind: str, doc_id: str, key: str, header: dict[str, Any],

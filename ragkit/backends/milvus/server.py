@@ -51,6 +51,35 @@ class LocalMilvus:
             os.kill(self.pid, signal.SIGKILL)
             self._process.wait(10)
 
+    def wait_ready(self, timeout: float = 60.0) -> None:
+        """Return once the server answers a gRPC call (listing collections), not only accepts
+        connections; a loaded machine can take seconds between the two.
+
+        Raises:
+            IndexStateError: it exited, or did not answer within ``timeout`` seconds (names its log).
+        """
+        from pymilvus import MilvusClient
+
+        deadline = time.monotonic() + timeout
+        problem = "no answer"
+        while time.monotonic() < deadline:
+            if not self.alive():
+                code = self._process.returncode
+                raise IndexStateError(f"milvus-lite exited with code {code}; see {self.log}")
+            try:
+                client = MilvusClient(uri=self.uri, timeout=max(1.0, min(10.0, deadline - time.monotonic())),
+                                      grpc_options={"grpc.keepalive_permit_without_calls": 0})
+                try:
+                    client.list_collections()
+                    return
+                finally:
+                    client.close()
+            except Exception as exc:  # noqa: BLE001 - pymilvus raises its own and gRPC errors while starting
+                problem = f"{type(exc).__name__}: {exc}"
+                time.sleep(0.5)
+        raise IndexStateError(f"milvus-lite on {self.uri} accepted connections but did not answer within "
+                              f"{timeout:.0f} s ({problem}); see {self.log}")
+
     def __enter__(self) -> LocalMilvus:
         return self
 

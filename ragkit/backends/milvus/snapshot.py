@@ -19,14 +19,14 @@ reranker's combination with the fused ranks would be lost.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from ragkit.backends.milvus.config import MilvusConfig
 from ragkit.backends.milvus.documents import QUERY_BATCH, MilvusDocuments
-from ragkit.backends.milvus.expressions import scope_expression
+from ragkit.backends.milvus.expressions import quote_list, scope_expression
 from ragkit.backends.milvus.schema import CHUNK_FIELDS, chunk_pk, to_chunk
 from ragkit.core.errors import IndexStateError, ValidationError
 from ragkit.core.records import Chunk, Document, Envelope
@@ -116,6 +116,24 @@ class MilvusSnapshot:
     def select(self, scope: Scope, filters: Filters) -> MilvusSelection:
         """The filter expression for ``scope`` and ``filters`` (:func:`scope_expression`)."""
         return MilvusSelection(scope_expression(scope, filters), self)
+
+    def select_except(self, scope: Scope, filters: Filters | None = None, *, hidden: Collection[str] = (),
+                      replaced: Mapping[str, bool] | None = None) -> MilvusSelection:
+        """The selection of ``scope`` and ``filters`` as a counterfactual view changes it, still one
+        filter expression: ``hidden`` documents are never selected, and each ``replaced`` document
+        is selected exactly when its value is true (its replacement envelope passes).
+
+        Example: ``(tenant in [...] and ...) and doc_id not in ["a", "b"] or doc_id in ["b"]``.
+        """
+        expr = scope_expression(scope, filters)
+        shown = sorted(d for d, ok in (replaced or {}).items() if ok and d not in hidden)
+        out = sorted(set(hidden) | set(replaced or {}))
+        if out:
+            rule = f"doc_id not in {quote_list(out)}"
+            expr = f"({expr}) and {rule}" if expr else rule
+        if shown:
+            expr = f"({expr}) or doc_id in {quote_list(shown)}"
+        return MilvusSelection(expr, self)
 
     def mask(self, scope: Scope, filters: Filters | None = None) -> MilvusSelection:
         """Same as :meth:`select` (the in-memory API's name; ``numpy.asarray`` gives a row mask)."""
@@ -231,6 +249,19 @@ class MilvusSnapshot:
     def tenants(self) -> list[str]:
         """Every tenant of the documents, sorted (no scope applied)."""
         return self._docs.tenants()
+
+    def doc_types(self, scope: Scope, filters: Filters | None = None, *, limit: int = 200) -> list[str]:
+        """The source types in scope, sorted (one group-by query of the catalog)."""
+        return self._docs.doc_types(scope, filters, limit=limit)
+
+    def count_documents(self, scope: Scope, filters: Filters | None = None) -> int:
+        """Documents in scope passing ``filters`` (one count query of the catalog)."""
+        return self._docs.count_documents(scope, filters)
+
+    def similar_ids(self, scope: Scope, filters: Filters | None, doc_id: str, *,
+                    limit: int = 200) -> list[str]:
+        """Ids in scope that share ``doc_id``'s first or last three characters (at most ``limit``)."""
+        return self._docs.similar_ids(scope, filters, doc_id, limit=limit)
 
     def links(self, doc_id: str) -> DocumentLinks:
         """Who links to ``doc_id`` and its supersession named on either side (no scope applied)."""
