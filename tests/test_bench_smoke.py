@@ -287,3 +287,13 @@ def test_rerank_speed_smoke(tmp_path, tiny_index):
     rows = table(out)
     assert rows[1][0].startswith("one pair per run") and float(rows[1][3]) == 0.0  # the reference itself
     assert len(rows) == 1 + 3 + 2 and all(float(r[1]) > 0 for r in rows[1:])
+
+
+def test_beir_workers_smoke(tmp_path, tiny_sets):
+    out = tmp_path / "bw.md"
+    run("beir_workers.py", "--set", "tiny", "--sets-dir", str(tiny_sets), "--cache", str(tmp_path / "cache"),
+        "--max-queries", "2", "--chunks", "3", "--result", str(out))
+    rows = table(out)
+    assert [r[0] for r in rows[1:]] == ["1 worker, fixed depth 30 (before)", "2 workers, fixed depth 30",
+                                        "2 workers, adaptive depth", "1 worker, adaptive depth"]
+    assert rows[1][4] == "1.00x" and all(0.0 <= float(r[5]) <= 1.0 for r in rows[1:])

@@ -142,8 +142,9 @@ def small_index():
 
 def test_the_funnel_reranks_exactly_rerank_depth_candidates(small_index):
     scorer = WordScorer()
-    result = Funnel(small_index, reranker=scorer).search("EUR cutoff settlement", rerank_depth=3,
-                                                         rerank_tokens=64, candidates=10)
+    funnel = Funnel(small_index, reranker=scorer)
+    result = funnel.search("EUR cutoff settlement", rerank_depth=3, rerank_tokens=64, candidates=10,
+                           depth_policy="fixed")
     assert len(scorer.calls) == 1
     _, passages, length = scorer.calls[0]
     assert len(passages) == 3 and length == 64
@@ -164,6 +165,13 @@ def test_the_funnel_skips_the_scorer_when_the_mode_is_none_or_depth_zero(small_i
 
 
 # ---------------------------------------------------------------- adaptive depth
+
+
+def test_the_default_policy_is_adaptive_with_a_margin_of_one():
+    from ragkit import FunnelSettings
+
+    s = FunnelSettings()
+    assert (s.depth_policy, s.confident_margin, s.rerank_depth) == ("adaptive", 1.0, 30)
 
 
 def test_fixed_depth_is_the_setting_capped_by_the_candidates():
@@ -201,7 +209,7 @@ def test_an_unknown_depth_policy_is_a_clear_error():
 def test_the_funnel_records_its_depth_plan_and_reranks_that_many(small_index):
     scorer = WordScorer()
     funnel = Funnel(small_index, reranker=scorer)
-    fixed = funnel.search("EUR cutoff settlement", candidates=10, rerank_depth=5)
+    fixed = funnel.search("EUR cutoff settlement", candidates=10, rerank_depth=5, depth_policy="fixed")
     assert fixed.trace.depth_plan["reason"] == "fixed" and fixed.trace.depth_plan["depth"] == 5
     never = funnel.search("EUR cutoff settlement", candidates=10, rerank_depth=5, depth_policy="adaptive",
                           confident_margin=1e9)  # no lead is ever confident: the full depth

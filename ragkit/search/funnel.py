@@ -78,6 +78,11 @@ class FunnelSettings:
     the reranker's rank, weighted 1 : ``rerank_weight``), ``"rerank"`` (reranker order alone)
     or ``"none"``. The defaults were chosen by measurement on SciFact's train claims, the
     stdlib docstrings and the course corpus (``bench/results/fusion.md``).
+    ``depth_policy`` decides per query how many candidates the cross-encoder scores:
+    ``"adaptive"`` (the default since 2 December) keeps the first stage's order when BM25 and
+    dense rank the same leader first and it leads by ``confident_margin`` standard deviations,
+    else reranks ``rerank_depth``; ``"fixed"`` always reranks ``rerank_depth``
+    (:func:`ragkit.retrieval.rerank.plan_depth`, ``bench/results/rerank_depth.md``).
     ``retrievers`` may drop one of ``("lexical", "dense")`` for ablations.
     ``expand=False`` delivers chunks only.
     """
@@ -95,7 +100,7 @@ class FunnelSettings:
     total_budget: int = 3000
     fusion: str = "zscore"
     rerank_mode: str = "fuse"
-    depth_policy: str = "fixed"
+    depth_policy: str = "adaptive"
     expand: bool = True
     retrievers: tuple[str, ...] = ("lexical", "dense")
 
