@@ -58,7 +58,8 @@ def test_settings_validate():
 
 @pytest.mark.slow
 def test_trace_records_every_stage(fixture_index):
-    result = Funnel(fixture_index).search("E-4471 bank file rejected", deliver=3, candidates=10)
+    result = Funnel(fixture_index).search("E-4471 bank file rejected", deliver=3, candidates=10,
+                                          depth_policy="fixed")
     assert len(result) == 3
     frame = result.to_frame()
     assert {"lexical_rank", "dense_rank", "fused_rank", "rerank_score", "rerank_rank", "final_rank",
@@ -70,8 +71,11 @@ def test_trace_records_every_stage(fixture_index):
     assert result.hits[0].doc_id == "settlement-runbook-v2"  # both retrievers rank the E-4471 table first
     t = result.trace
     assert set(t.timings_ms) >= {"filter", "lexical", "dense", "fuse", "rerank", "expand", "total"}
-    assert t.tokens["reranker_units"] > 0
+    assert t.tokens["reranker_units"] > 0 and t.depth_plan["reason"] == "fixed"
     assert t.tokens["delivered"] == sum(h.tokens for h in result)
+    # the default (adaptive depth) pays nothing here: both retrievers agree on a clear leader
+    adaptive = Funnel(fixture_index).search("E-4471 bank file rejected", deliver=3, candidates=10).trace
+    assert adaptive.depth_plan["reason"] == "confident" and adaptive.tokens["reranker_units"] == 0
     # every fused candidate within the rerank depth got a cross-encoder score
     assert frame[frame.fused_rank <= 10].rerank_score.notna().all()
 

@@ -24,8 +24,9 @@ def test_bad_arguments_raise_before_any_search():
 
 @pytest.mark.slow
 def test_explorer_headless_update_changes_table_plot_and_summary(fixture_index):
-    explorer = FunnelExplorer(Funnel(fixture_index), "E-4471 bank file rejected", candidates=10,
-                              deliver=2, rerank_mode="none", top=6)
+    fixed = Funnel(fixture_index, FunnelSettings(depth_policy="fixed"))  # always rerank: the column fills
+    explorer = FunnelExplorer(fixed, "E-4471 bank file rejected", candidates=10, deliver=2,
+                              rerank_mode="none", top=6)
     assert explorer.runs == 1
     first_table, first_png = explorer.table.value, bytes(explorer.plot.value)
     assert first_png.startswith(b"\x89PNG")
