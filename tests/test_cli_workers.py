@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 import typer
+from builders import eur_case, gbp_case
 from conftest import FIXTURES
 from hashing import HashEmbedder
 from typer.testing import CliRunner
@@ -200,17 +201,10 @@ def test_eval_with_two_workers_equals_one_worker(tmp_path):
     idx = tmp_path / "idx"
     res = CliRunner().invoke(app, ["index", str(FIXTURES / "corpus"), "--out", str(idx), "-q"])
     assert res.exit_code == 0, res.output
-    good = {"id": "eur", "task": "Which EUR cutoff applies to migrated tenants?",
-            "caller": {"tenant": "acme", "groups": ["ops"]}, "as_of": "2026-01-19", "answerable": True,
-            "evidence": [{"doc_id": "settlement-policy-v3", "anchor": "cutoffs", "role": "decisive",
-                          "quote": "Tenants migrated to the new clearing platform use a 15:00 CET cutoff"}],
-            "reject": [{"doc_id": "settlement-runbook-v2", "reason": "lower_authority"}],
-            "expected": {"kind": "time", "value": "15:00"}, "tags": ["conflict"], "decoys": []}
-    absent = {**good, "answerable": False, "evidence": [], "expected": None, "tags": [],
-              "absent": {"all_of": ["GBP"], "note": "no GBP cutoff in the corpus"}}
+    good, absent = eur_case(), gbp_case()
     cases = tmp_path / "cases.jsonl"
     cases.write_text("\n".join(json.dumps(c) for c in [
-        good, {**absent, "id": "gbp", "task": "Which GBP cutoff applies to migrated tenants?"},
+        good, absent,
         {**absent, "id": "gbp-2", "task": "Which GBP payout window applies on Mondays?"}]) + "\n")
     lines: list[str] = []
     one = run_eval(cases, idx, workers=1, counterfactuals=True, progress=False)

@@ -11,6 +11,7 @@ import json
 import math
 
 import pytest
+from builders import eur_case, gbp_case
 from conftest import ROOT
 
 from ragkit import evaluate, load_cases
@@ -323,15 +324,7 @@ def _cli(*args, cwd=None):
 
 
 def _fixture_cases(path):
-    good = {"id": "eur", "task": "Which EUR cutoff applies to migrated tenants?",
-            "caller": {"tenant": "acme", "groups": ["ops"]}, "as_of": "2026-01-19", "answerable": True,
-            "evidence": [{"doc_id": "settlement-policy-v3", "anchor": "cutoffs", "role": "decisive",
-                          "quote": "Tenants migrated to the new clearing platform use a 15:00 CET cutoff"}],
-            "reject": [{"doc_id": "settlement-runbook-v2", "reason": "lower_authority"}],
-            "expected": {"kind": "time", "value": "15:00"}, "tags": ["conflict"], "decoys": []}
-    unanswerable = {**good, "id": "gbp", "task": "Which GBP cutoff applies to migrated tenants?",
-                    "answerable": False, "evidence": [], "expected": None, "tags": [],
-                    "absent": {"all_of": ["GBP"], "note": "no GBP cutoff in the corpus"}}
+    good, unanswerable = eur_case(), gbp_case()
     lines = [json.dumps(good), json.dumps({"id": "broken", "task": "too short"}), json.dumps(unanswerable)]
     path.write_text("\n".join(lines) + "\n")
     return path

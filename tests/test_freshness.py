@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
+from builders import write_doc
 from hashing import HashEmbedder
 from typer.testing import CliRunner
 
@@ -19,19 +20,12 @@ EMB = HashEmbedder()
 UTC = dt.timezone.utc
 
 
-def _write(folder: Path, name: str, doc_id: str, body: str, **fields: str) -> Path:
-    extra = "".join(f"{k}: {v}\n" for k, v in fields.items())
-    path = folder / name
-    path.write_text(f"---\ndoc_id: {doc_id}\n{extra}---\n# {doc_id}\n\n{body}\n")
-    return path
-
-
 @pytest.fixture
 def folder(tmp_path):
     docs = tmp_path / "docs"
     docs.mkdir()
     for i in range(4):
-        _write(docs, f"d{i}.md", f"d{i}", f"settlement note {i} about the EUR cutoff")
+        write_doc(docs, f"d{i}.md", f"d{i}", f"settlement note {i} about the EUR cutoff")
     return docs
 
 
@@ -41,9 +35,9 @@ def test_sync_folder_reconciles_by_content_hash_and_keeps_unreadable(folder, tmp
     assert sorted(first.report.added) == ["d0", "d1", "d2", "d3"] and first.generation == 1
     again = sync_folder(folder, idx_path, embedder=EMB)
     assert again.report.unchanged == 4 and not again.report.changed and again.generation == 1
-    _write(folder, "d0.md", "d0", "settlement note 0 now says 16:00")          # updated
+    write_doc(folder, "d0.md", "d0", "settlement note 0 now says 16:00")          # updated
     (folder / "d1.md").unlink()                                                 # deleted
-    _write(folder, "d9.md", "d9", "a brand new runbook")                        # added
+    write_doc(folder, "d9.md", "d9", "a brand new runbook")                        # added
     (folder / "d2.md").write_bytes(b"---\ndoc_id: d2\n---\nhalf written \xff\xfe")  # broken mid-write
     os.utime(folder / "d3.md")                                                  # touched, same content
     result = sync_folder(folder, idx_path, embedder=EMB)
@@ -62,9 +56,9 @@ def test_watcher_applies_changes_incrementally_and_reconciles_fully(folder, tmp_
     w = Watcher(folder, idx_path, interval="1s", full_every="1h", embedder=EMB, log=lambda m: None)
     assert w.poll_once().full  # the first poll is a full reconciliation
     assert w.poll_once() is None  # nothing changed
-    _write(folder, "d0.md", "d0", "edited: the cutoff moved to 16:00")
+    write_doc(folder, "d0.md", "d0", "edited: the cutoff moved to 16:00")
     (folder / "d1.md").unlink()
-    _write(folder, "new.md", "new", "fresh document")
+    write_doc(folder, "new.md", "new", "fresh document")
     change = w.poll_once()
     assert not change.full
     assert (change.report.added, change.report.updated, change.report.deleted) == (["new"], ["d0"], ["d1"])
@@ -95,9 +89,9 @@ def test_staleness_reports_lag_distribution_and_pending_changes(folder, tmp_path
     assert q["count"] == 4 and q["max"] == pytest.approx(7200, abs=60) and q["p50"] < 120
     assert [key for key, _lag, _state in rep.past_threshold] == ["d0"]
     # changed but not yet indexed: pending, lag growing from the change
-    _write(folder, "d1.md", "d1", "edited after the sync")
+    write_doc(folder, "d1.md", "d1", "edited after the sync")
     (folder / "d2.md").unlink()
-    _write(folder, "d7.md", "d7", "new, not indexed yet")
+    write_doc(folder, "d7.md", "d7", "new, not indexed yet")
     later = dt.datetime.now(UTC) + dt.timedelta(hours=2)
     rep = staleness(idx, folder=folder, threshold="1h", now=later)
     assert {"d1", "d2"} <= set(rep.pending) and any(k.endswith("d7.md") for k in rep.pending)
@@ -199,7 +193,7 @@ def test_moved_folder_relocates_sources_without_reencoding(folder, tmp_path):
     idx = Index.load(tmp_path / "idx", embedder=counting)
     assert all(Path(d.envelope.source_path).parent == moved for d in idx.documents.values())
     assert not staleness(idx, folder=moved).pending
-    _write(moved, "d1.md", "d1", "edited in the moved folder")
+    write_doc(moved, "d1.md", "d1", "edited in the moved folder")
     assert sync_folder(moved, tmp_path / "idx", embedder=counting).report.updated == ["d1"]
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from builders import write_doc
 from hashing import HashEmbedder
 from typer.testing import CliRunner
 
@@ -31,13 +32,6 @@ from ragkit.tools.mcp import tool_result
 pytestmark = pytest.mark.milvus
 EMB = HashEmbedder()
 UTC = dt.timezone.utc
-
-
-def _write(folder: Path, name: str, doc_id: str, body: str, **fields: str) -> Path:
-    extra = "".join(f"{k}: {v}\n" for k, v in fields.items())
-    path = folder / name
-    path.write_text(f"---\ndoc_id: {doc_id}\n{extra}---\n# {doc_id}\n\n{body}\n")
-    return path
 
 
 @pytest.fixture
@@ -56,7 +50,7 @@ def folder(tmp_path):
     docs = tmp_path / "docs"
     docs.mkdir()
     for i in range(4):
-        _write(docs, f"d{i}.md", f"d{i}", f"settlement note {i} about the EUR cutoff")
+        write_doc(docs, f"d{i}.md", f"d{i}", f"settlement note {i} about the EUR cutoff")
     return docs
 
 
@@ -77,9 +71,9 @@ def test_sync_reconciles_by_the_in_memory_rule_and_keeps_unreadable(folder, conf
         again = sync_folder(folder, target=target)
         assert again.report.unchanged == 4 and not again.report.changed and again.generation == 1
         steps.append((first, again))
-    _write(folder, "d0.md", "d0", "settlement note 0 now says 16:00")          # updated
+    write_doc(folder, "d0.md", "d0", "settlement note 0 now says 16:00")          # updated
     (folder / "d1.md").unlink()                                                 # deleted
-    _write(folder, "d9.md", "d9", "a brand new runbook")                        # added
+    write_doc(folder, "d9.md", "d9", "a brand new runbook")                        # added
     (folder / "d2.md").write_bytes(b"---\ndoc_id: d2\n---\nhalf written \xff\xfe")  # broken mid-write
     os.utime(folder / "d3.md")                                                  # touched, same content
     results = [sync_folder(folder, target=t) for t in (memory, milvus)]
@@ -104,9 +98,9 @@ def test_sync_reconciles_by_the_in_memory_rule_and_keeps_unreadable(folder, conf
 def test_watcher_applies_changes_to_milvus_incrementally(folder, config):
     w = Watcher(folder, target=_target(config), interval="1s", full_every="1h", log=lambda m: None)
     assert w.poll_once().full and w.poll_once() is None
-    _write(folder, "d0.md", "d0", "edited: the cutoff moved to 16:00")
+    write_doc(folder, "d0.md", "d0", "edited: the cutoff moved to 16:00")
     (folder / "d1.md").unlink()
-    _write(folder, "new.md", "new", "fresh document")
+    write_doc(folder, "new.md", "new", "fresh document")
     (folder / "lines.jsonl").write_text('{"doc_id": "j1", "text": "line one"}\n{"doc_id": \n'
                                         '{"doc_id": "j3", "text": "line three"}\n')
     change = w.poll_once()
@@ -128,14 +122,14 @@ def test_staleness_on_milvus_reads_the_catalog(folder, config):
     rep = staleness(mi, threshold="1h")
     assert set(rep.lags) == {"d0", "d1", "d2", "d3"} and not rep.pending
     assert rep.lags["d0"] == pytest.approx(7200, abs=60) and [k for k, _l, _s in rep.past_threshold] == ["d0"]
-    _write(folder, "d1.md", "d1", "edited after the sync")
+    write_doc(folder, "d1.md", "d1", "edited after the sync")
     (folder / "d2.md").unlink()
     later = dt.datetime.now(UTC) + dt.timedelta(hours=2)
     rep = staleness(mi, folder=folder, threshold="1h", now=later)
     assert {"d1", "d2"} <= set(rep.pending) and rep.pending["d1"] == pytest.approx(7200, abs=60)
     # the command line, on the same collection: a sync that only deletes needs no embedder
     base = ["--backend", "milvus", "--milvus-uri", config.uri, "--collection", config.collection]
-    _write(folder, "d1.md", "d1", "settlement note 1 about the EUR cutoff")
+    write_doc(folder, "d1.md", "d1", "settlement note 1 about the EUR cutoff")
     os.utime(folder / "d1.md", (now - 60, now - 60))
     res = CliRunner().invoke(app, ["sync", str(folder), *base, "--json", "-q"],
                              env={"RAGKIT_MILVUS_TOKEN": config.token})
@@ -153,10 +147,12 @@ def test_staleness_on_milvus_reads_the_catalog(folder, config):
 
 
 def _acl_folder(folder: Path, acl: str) -> None:
-    _write(folder, "pay.md", "pay-1", "payroll cutoff is 15:00 for acme (zqsecret).\n\n## Detail\n\npayroll "
-           "detail section (zqsecret).", tenant="acme", acl_groups=acl, links="[ops-1]", title="Payroll")
-    _write(folder, "ops.md", "ops-1", "ops runbook for the cutoff at acme.", tenant="acme", links="[pay-1]",
-           title="Ops")
+    write_doc(folder, "pay.md", "pay-1",
+              "payroll cutoff is 15:00 for acme (zqsecret).\n\n## Detail\n\n"
+              "payroll detail section (zqsecret).",
+              tenant="acme", acl_groups=acl, links="[ops-1]", title="Payroll")
+    write_doc(folder, "ops.md", "ops-1", "ops runbook for the cutoff at acme.", tenant="acme",
+              links="[pay-1]", title="Ops")
 
 
 def test_deletes_and_revocation_never_resurface_on_any_read_path(tmp_path, config):
@@ -207,9 +203,9 @@ def _spread_folder(folder: Path, n: int) -> None:
     for i in range(n):
         tenant = ("acme", "globex", "initech")[i % 3]
         kind = ("runbook", "policy", "ticket", "wiki")[i % 4]
-        _write(folder, f"doc{i:03d}.md", f"{tenant}-{i:03d}",
-               f"quokka ledger rotation step {i} for {tenant}.", tenant=tenant, source_type=kind,
-               links=f"[{tenant}-{(i + 3) % n:03d}]")
+        write_doc(folder, f"doc{i:03d}.md", f"{tenant}-{i:03d}",
+                  f"quokka ledger rotation step {i} for {tenant}.", tenant=tenant, source_type=kind,
+                  links=f"[{tenant}-{(i + 3) % n:03d}]")
 
 
 class _Counting:
