@@ -46,8 +46,9 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "w1:1": {"rerank_weight": 1.0},
     "w2:3": {"rerank_weight": 1.5},
     "w1:3": {"rerank_weight": 3.0},
-    "d20": {"rerank_depth": 20},
-    "d10": {"rerank_depth": 10},
+    "fixed30": {"depth_policy": "fixed"},  # the default until 2 December (bench/results/rerank_depth.md)
+    "d20": {"rerank_depth": 20, "depth_policy": "fixed"},
+    "d10": {"rerank_depth": 10, "depth_policy": "fixed"},
     "t128": {"rerank_tokens": 128},
     "t512": {"rerank_tokens": 512},
     "k20": {"rrf_k": 20},

@@ -35,16 +35,17 @@ from ragkit.models import Reranker, bundled_reranker_path, feed, get_reranker, w
 OPTIONS: list[tuple[str, dict[str, Any]]] = [
     ("no rerank (z-score first stage)", {"rerank_mode": "none"}),
     ("no rerank (RRF first stage)", {"rerank_mode": "none", "fusion": "rrf"}),
-    ("default: z-score, fuse 1:1:2, depth 30, 256 tok", {}),
+    ("default: z-score, fuse 1:1:2, adaptive depth up to 30, 256 tok", {}),
+    ("fixed depth 30 (the default until 2 December)", {"depth_policy": "fixed"}),
     ("z-score, fuse 1:1:1", {"rerank_weight": 1.0}),
     ("z-score, fuse 1:1:3", {"rerank_weight": 3.0}),
     ("RRF, fuse 1:1:2", {"fusion": "rrf"}),
     ("former: RRF, rank fusion 1:1", {"fusion": "rrf", "rerank_mode": "rrf", "rerank_weight": 1.0}),
     ("RRF, rank fusion 1:2", {"fusion": "rrf", "rerank_mode": "rrf", "rerank_weight": 2.0}),
-    ("depth 20", {"rerank_depth": 20}),
-    ("depth 12", {"rerank_depth": 12}),
+    ("depth 20", {"rerank_depth": 20, "depth_policy": "fixed"}),
+    ("depth 12", {"rerank_depth": 12, "depth_policy": "fixed"}),
     ("128 tok", {"rerank_tokens": 128}),
-    ("depth 20, 128 tok", {"rerank_depth": 20, "rerank_tokens": 128}),
+    ("depth 20, 128 tok", {"rerank_depth": 20, "rerank_tokens": 128, "depth_policy": "fixed"}),
 ]
 
 
@@ -105,9 +106,9 @@ def main(argv: list[str] | None = None) -> str:
     funnels = {label: funnel for label, _ in options}
     if args.serial_baseline:
         label = "depth 30, 256 tok, serial 2-thread (before)"
-        timed.append((label, {"rerank_depth": 30, "rerank_tokens": 256}))
+        timed.append((label, {"rerank_depth": 30, "rerank_tokens": 256, "depth_policy": "fixed"}))
         funnels[label] = Funnel(index, reranker=SerialReranker(reranker, threads=2))
-        quality[label] = quality.get(OPTIONS[2][0], (float("nan"), float("nan")))
+        quality[label] = quality.get(OPTIONS[3][0], (float("nan"), float("nan")))
     ms: dict[str, list[float]] = {label: [] for label, _ in timed}
     cpu: dict[str, list[float]] = {label: [] for label, _ in timed}
     est_ms: dict[str, list[float]] = {label: [] for label, _ in timed}

@@ -49,9 +49,9 @@ from ragkit.models import get_reranker, workers
 
 #: (label, FunnelSettings overrides); depth 30 runs first so its scores fill the cache.
 FIXED: list[tuple[str, dict[str, Any]]] = [
-    ("depth 30 (today's default)", {}),
-    ("depth 20", {"rerank_depth": 20}),
-    ("depth 10", {"rerank_depth": 10}),
+    ("depth 30 (fixed; the default until 2 December)", {"depth_policy": "fixed"}),
+    ("depth 20", {"depth_policy": "fixed", "rerank_depth": 20}),
+    ("depth 10", {"depth_policy": "fixed", "rerank_depth": 10}),
     ("depth 0 (first stage)", {"rerank_mode": "none"}),
 ]
 
@@ -137,8 +137,11 @@ def main(argv: list[str] | None = None) -> str:
                 cell["depth"].append(result.trace.depth_plan.get("depth", 0))
                 record[label] = quality
                 if label == FIXED[0][0]:
-                    plan = signals(funnel, call, result)
-                    record.update(plan)
+                    ce = [c.rerank_score for c in result.trace.candidates if c.rerank_score is not None]
+                    record["ce_max"] = max(ce) if ce else None
+                if "margin" not in record and result.trace.depth_plan.get("reason") != "fixed":
+                    record["margin"] = round(result.trace.depth_plan.get("margin", 0.0), 4)
+                    record["agree"] = result.trace.depth_plan.get("agree")
             if dump:
                 dump.write(json.dumps(record) + "\n")
             if n % 50 == 0:
@@ -151,15 +154,6 @@ def main(argv: list[str] | None = None) -> str:
     if dump:
         dump.close()
     return publish(args.result, report(rows, latency, options, argv))
-
-
-def signals(funnel: Funnel, call: dict[str, Any], result: Any) -> dict[str, Any]:
-    """The first stage's signals for this query (from the depth-30 call's trace)."""
-    ce = [c.rerank_score for c in result.trace.candidates if c.rerank_score is not None]
-    adaptive_plan = funnel.search(call["query"], scope=call.get("scope"), filters=call.get("filters"),
-                                  depth_policy="adaptive", confident_margin=1e9).trace.depth_plan
-    return {"margin": round(adaptive_plan.get("margin", 0.0), 4), "agree": adaptive_plan.get("agree"),
-            "ce_max": max(ce) if ce else None}
 
 
 def time_options(funnel: Funnel, calls: list[dict[str, Any]], options: list[tuple[str, dict[str, Any]]],
@@ -218,8 +212,8 @@ def unsure_table(dump: Path, argv: list[str] | None) -> str:
         cells = []
         for name in sets:
             for part in ("dev", "held-out"):
-                sub = [r for r in records if r["set"] == name and r["half"] == part and not r["agree"]
-                       and r["ce_max"] is not None and lo <= r["ce_max"] < hi]
+                sub = [r for r in records if r["set"] == name and r["half"] == part and not r.get("agree")
+                       and r.get("ce_max") is not None and lo <= r["ce_max"] < hi]
                 gain = sum(r[full] - r[first] for r in sub) / len(sub) if sub else float("nan")
                 cells.append(f"{gain:+.3f} ({len(sub)})")
         label = f"< {hi:g}" if lo == -99.0 else f">= {lo:g}" if hi == 99.0 else f"{lo:g} to {hi:g}"

@@ -139,7 +139,7 @@ def test_rerank_cost(tmp_path, tiny_index):
     run("rerank_cost.py", "--index", str(tiny_index), "--max-cases", "2", "--latency-queries", "1",
         "--result", str(out))
     rows = table(out)
-    assert len(rows) == 1 + 12 and all(0.0 <= float(r[1]) <= 1.0 for r in rows[1:])
+    assert len(rows) == 1 + 13 and all(0.0 <= float(r[1]) <= 1.0 for r in rows[1:])
 
 
 def test_quality(tmp_path, tiny_sets):
@@ -271,8 +271,8 @@ def test_rerank_depth_smoke(tmp_path, tiny_sets, tiny_index):
         "--latency-queries", "1", "--score-cache", str(tmp_path / "scores.pkl"), "--dump", str(dump),
         "--result", str(out))
     rows = table(out)
-    assert [r[0] for r in rows[1:]] == ["depth 30 (today's default)", "depth 20", "depth 10",
-                                        "depth 0 (first stage)", "adaptive, margin 1"]
+    assert [r[0] for r in rows[1:]] == ["depth 30 (fixed; the default until 2 December)", "depth 20",
+                                        "depth 10", "depth 0 (first stage)", "adaptive, margin 1"]
     assert float(rows[4][4]) == 0.0 and float(rows[4][5]) == 0.0  # depth 0 reranks nothing
     records = [json.loads(line) for line in dump.read_text().splitlines()]
     assert {r["set"] for r in records} == {"tiny", "course"} and all(r["half"] in ("dev", "held-out")
