@@ -53,7 +53,7 @@ def main() -> None:
     text = (f"# Funnel latency on the course corpus\n\n{len(docs)} documents -> {rows} chunks.\n\n"
             "## Build\n\n" + "\n".join(lines) + "\n\n"
             f"## Query ({len(units)} case tasks, default funnel: 50 candidates per retriever, "
-            "30 reranked, 4 delivered)\n\n" + "\n".join(table2)
+            "up to 30 reranked (adaptive depth), 4 delivered)\n\n" + "\n".join(table2)
             + f"\n\nReranker work per query: median {statistics.median(units):.0f} token-units.\n\n"
             f"Produced by `python bench/funnel_latency.py --queries {args.queries}` on "
             f"{dt.date.today().isoformat()}, 2-core shared machine (noisy: compare medians).\n")
