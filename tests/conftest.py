@@ -22,8 +22,19 @@ def broken_dir() -> Path:
     return FIXTURES / "broken"
 
 
-def make_pdf(path: Path, text: str) -> Path:
-    """Write a minimal one-page PDF whose page shows ``text`` (no PDF library needed)."""
+def _pdf_string(value: str) -> bytes:
+    if value.isascii():
+        escaped = value.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+        return f"({escaped})".encode("ascii")
+    return b"<FEFF" + value.encode("utf-16-be").hex().upper().encode("ascii") + b">"
+
+
+def make_pdf(path: Path, text: str, info: dict[str, str] | None = None) -> Path:
+    """Write a minimal one-page PDF whose page shows ``text`` (no PDF library needed).
+
+    ``info`` becomes the document-information dictionary (keys without the leading ``/``,
+    e.g. ``{"Title": "Memo", "ragkit_tenant": "acme"}``).
+    """
     stream = f"BT /F1 12 Tf 72 720 Td ({text}) Tj ET".encode()
     objects = [
         b"<< /Type /Catalog /Pages 2 0 R >>",
@@ -33,6 +44,9 @@ def make_pdf(path: Path, text: str) -> Path:
         b"<< /Length " + str(len(stream)).encode() + b" >>\nstream\n" + stream + b"\nendstream",
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
     ]
+    if info:
+        objects.append(b"<< " + b" ".join(b"/" + k.encode("ascii") + b" " + _pdf_string(v)
+                                          for k, v in info.items()) + b" >>")
     out = bytearray(b"%PDF-1.4\n")
     offsets = []
     for i, body in enumerate(objects, start=1):
@@ -41,7 +55,9 @@ def make_pdf(path: Path, text: str) -> Path:
     xref = len(out)
     out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
     out += b"".join(f"{o:010d} 00000 n \n".encode() for o in offsets)
-    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    trailer_info = f" /Info {len(objects)} 0 R" if info else ""
+    out += (f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R{trailer_info} >>\nstartxref\n{xref}\n"
+            "%%EOF\n").encode()
     path.write_bytes(bytes(out))
     return path
 

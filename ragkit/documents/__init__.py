@@ -10,7 +10,15 @@ from ragkit.documents.chunking import (
     sentence_chunks,
     structure_chunks,
 )
-from ragkit.documents.formats import first_heading, html_to_text, read_pdf, read_text, split_front_matter
+from ragkit.documents.formats import (
+    first_heading,
+    html_envelope,
+    html_to_text,
+    read_pdf,
+    read_pdf_document,
+    read_text,
+    split_front_matter,
+)
 from ragkit.documents.loaders import (
     MAX_FILE_MB,
     SUPPORTED_SUFFIXES,
@@ -36,11 +44,13 @@ __all__ = [
     "extractive_preamble",
     "first_heading",
     "fixed_chunks",
+    "html_envelope",
     "html_to_text",
     "load_corpus",
     "load_file",
     "opens_fence",
     "read_pdf",
+    "read_pdf_document",
     "read_text",
     "sections",
     "sentence_chunks",

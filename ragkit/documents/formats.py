@@ -1,17 +1,38 @@
-"""Reading one file's content: UTF-8 text, YAML front matter, HTML as Markdown-like text, PDF text.
+"""Reading one file's content: UTF-8 text, YAML front matter, HTML as Markdown-like text, PDF text,
+and the evidence envelope each kind of file can carry.
 
 Each reader raises :class:`~ragkit.core.errors.LoadError` naming the file, the line where it
-can, and the fix; :mod:`ragkit.documents.loaders` turns files into documents with them.
+can, the field where there is one, and the fix; :mod:`ragkit.documents.loaders` turns files
+into documents with them.
+
+Where the envelope lives:
+
+* Markdown: YAML front matter (:func:`split_front_matter`).
+* HTML: ``<meta name="ragkit:<field>" content="...">`` tags in ``<head>``, or one
+  ``<script type="application/ragkit+json">`` holding a JSON object of fields, or both
+  (a field set in both is an error) (:func:`html_envelope`).
+* PDF: document-information entries ``/ragkit_<field>``, or one ``/ragkit_envelope`` entry
+  holding a JSON object of fields, or both (:func:`read_pdf_document`).
+
+A field given as a string (a meta tag's ``content``, a PDF entry) is read as the envelope
+reads front matter: list fields (``entities``, ``acl_groups``, ``supersedes``,
+``superseded_by``, ``conditions``, ``links``) take a JSON array or comma-separated values
+(repeated meta tags add up), ``extra`` takes a JSON object, dates stay ISO strings that
+:class:`~ragkit.core.records.Envelope` validates.
 
 Example:
     >>> split_front_matter("---\\ntitle: Runbook\\n---\\n# EUR cutoff\\n", Path("a.md"))
     ({'title': 'Runbook'}, {'title': 2}, '# EUR cutoff\\n')
     >>> html_to_text("<h2>Cutoffs</h2><p>EUR closes at <b>15:00</b>.</p>")
     ('## Cutoffs\\n\\nEUR closes at 15:00.\\n', '')
+    >>> html_envelope('<head><meta name="ragkit:tenant" content="acme">'
+    ...               '<meta name="ragkit:acl_groups" content="ops, risk"></head>', Path("a.html"))
+    ({'tenant': 'acme', 'acl_groups': ['ops', 'risk']}, {'tenant': 1, 'acl_groups': 1})
 """
 
 from __future__ import annotations
 
+import json
 import re
 from html.parser import HTMLParser
 from pathlib import Path
@@ -21,7 +42,31 @@ import yaml
 
 from ragkit.core.errors import LoadError
 
-__all__ = ["read_text", "split_front_matter", "first_heading", "read_pdf", "html_to_text"]
+__all__ = [
+    "read_text",
+    "split_front_matter",
+    "first_heading",
+    "read_pdf",
+    "read_pdf_document",
+    "html_to_text",
+    "html_envelope",
+    "ENVELOPE_LIST_FIELDS",
+    "HTML_META_PREFIX",
+    "HTML_SCRIPT_TYPE",
+    "PDF_ENVELOPE_KEY",
+    "PDF_FIELD_PREFIX",
+]
+
+#: ``<meta name="ragkit:tenant" content="acme">``: one envelope field per tag.
+HTML_META_PREFIX = "ragkit:"
+#: ``<script type="application/ragkit+json">{...}</script>``: the envelope as one JSON object.
+HTML_SCRIPT_TYPE = "application/ragkit+json"
+#: PDF document-information entry holding the envelope as one JSON object.
+PDF_ENVELOPE_KEY = "/ragkit_envelope"
+#: PDF document-information entries ``/ragkit_<field>``: one envelope field each.
+PDF_FIELD_PREFIX = "/ragkit_"
+#: Envelope fields that hold lists (comma-separated or a JSON array when given as one string).
+ENVELOPE_LIST_FIELDS = ("entities", "acl_groups", "supersedes", "superseded_by", "conditions", "links")
 
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
 _HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
@@ -97,6 +142,24 @@ def split_front_matter(text: str, file: Path) -> tuple[dict[str, Any], dict[str,
 
 def read_pdf(file: Path) -> str:
     """The text of every page of a PDF (pypdf), pages separated by a blank line."""
+    return read_pdf_document(file)[0]
+
+
+def read_pdf_document(file: Path) -> tuple[str, dict[str, Any], str]:
+    """A PDF's text, the envelope fields in its document information, and its ``/Title``.
+
+    Envelope fields come from a ``/ragkit_envelope`` entry (a JSON object) and from
+    ``/ragkit_<field>`` entries (one field each, read like a meta tag's content: see the
+    module docstring); a field set both ways is an error.
+
+    Returns:
+        ``(text, fields, title)``: pages separated by a blank line; ``{}`` and ``""`` when the
+        document information has no ragkit entries or no title.
+
+    Raises:
+        LoadError: not a readable PDF, no extractable text, or a malformed envelope entry
+            (the error names the field).
+    """
     try:
         from pypdf import PdfReader
         from pypdf.errors import PdfReadError
@@ -108,13 +171,149 @@ def read_pdf(file: Path) -> str:
     try:
         reader = PdfReader(str(file))
         pages = [page.extract_text() or "" for page in reader.pages]
+        info = dict(reader.metadata or {})
     except (PdfReadError, ValueError, KeyError, OSError) as exc:
         raise LoadError(str(file), f"not a readable PDF ({exc}); re-export it or convert it to text")\
             from None
     text = "\n\n".join(p.strip() for p in pages)
     if not text.strip():
         raise LoadError(str(file), "the PDF has no extractable text (scanned images?); run OCR first")
+    fields: dict[str, Any] = {}
+    whole = info.get(PDF_ENVELOPE_KEY)
+    if whole is not None:
+        fields = _json_object(str(whole), file, None, f"document-information entry {PDF_ENVELOPE_KEY}")
+    for key in sorted(str(k) for k in info):
+        if key == PDF_ENVELOPE_KEY or not key.lower().startswith(PDF_FIELD_PREFIX):
+            continue
+        name = key[len(PDF_FIELD_PREFIX):].lower()
+        if name in fields:
+            raise LoadError(str(file), f"envelope field '{name}' is set twice (in {PDF_ENVELOPE_KEY} "
+                            f"and in {key}); keep one", field=name)
+        fields[name] = _field_value(name, str(info[key]), file, None, f"document-information entry {key}")
+    title = info.get("/Title")
+    return text, fields, str(title).strip() if title is not None else ""
+
+
+def _json_object(raw: str, file: Path, line: int | None, where: str) -> dict[str, Any]:
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise LoadError(str(file), f"the envelope in the {where} is not valid JSON ({exc.msg} at "
+                        f"column {exc.colno}); write one JSON object of envelope fields",
+                        line=line) from None
+    if not isinstance(data, dict):
+        raise LoadError(str(file), f"the envelope in the {where} must be a JSON object of envelope "
+                        f"fields, got {type(data).__name__}", line=line)
+    return data
+
+
+def _field_value(name: str, raw: str, file: Path, line: int | None, where: str) -> Any:
+    """One envelope field given as a string: lists from a JSON array or commas, ``extra`` from JSON."""
+    text = raw.strip()
+    if name in ENVELOPE_LIST_FIELDS:
+        if text.startswith("["):
+            try:
+                value = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise LoadError(str(file), f"field '{name}' in the {where} starts with '[' but is not "
+                                f"a valid JSON array ({exc.msg}); write [\"a\", \"b\"] or a, b",
+                                line=line, field=name) from None
+            return value
+        return [part.strip() for part in text.split(",") if part.strip()]
+    if name == "extra":
+        try:
+            value = json.loads(text) if text else {}
+        except json.JSONDecodeError as exc:
+            raise LoadError(str(file), f"field 'extra' in the {where} must be a JSON object "
+                            f"({exc.msg} at column {exc.colno})", line=line, field=name) from None
+        if not isinstance(value, dict):
+            raise LoadError(str(file), f"field 'extra' in the {where} must be a JSON object, got "
+                            f"{type(value).__name__}", line=line, field=name)
+        return value
     return text
+
+
+class _HTMLEnvelope(HTMLParser):
+    """Collects ``<meta name="ragkit:...">`` tags and ``application/ragkit+json`` scripts."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.metas: list[tuple[str, str | None, int]] = []  # (field, content, line)
+        self.scripts: list[tuple[str, int]] = []  # (json text, line)
+        self._script: list[str] | None = None
+        self._script_line = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = {k.lower(): v for k, v in attrs}
+        if tag == "meta" and (a.get("name") or "").lower().startswith(HTML_META_PREFIX):
+            name = (a.get("name") or "")[len(HTML_META_PREFIX):].strip().lower()
+            self.metas.append((name, a.get("content"), self.getpos()[0]))
+        elif tag == "script" and (a.get("type") or "").strip().lower() == HTML_SCRIPT_TYPE:
+            self._script = []
+            self._script_line = self.getpos()[0]
+
+    def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.handle_starttag(tag, attrs)
+
+    def handle_data(self, data: str) -> None:
+        if self._script is not None:
+            self._script.append(data)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "script" and self._script is not None:
+            self.scripts.append(("".join(self._script), self._script_line))
+            self._script = None
+
+
+def html_envelope(html: str, file: Path) -> tuple[dict[str, Any], dict[str, int]]:
+    """The envelope fields an HTML page declares, and the line each one is declared on.
+
+    Reads ``<meta name="ragkit:<field>" content="...">`` tags (list fields may repeat the tag;
+    see the module docstring for how values are read) and at most one
+    ``<script type="application/ragkit+json">`` holding a JSON object of fields.
+
+    Returns:
+        ``(fields, line_of_each_field)``; ``({}, {})`` for a page without either.
+
+    Raises:
+        LoadError: invalid JSON, a second script, a meta tag without ``content`` or without a
+            field name, a field set twice; the error names the file, line and field.
+    """
+    parser = _HTMLEnvelope()
+    parser.feed(html)
+    parser.close()
+    fields: dict[str, Any] = {}
+    lines: dict[str, int] = {}
+    if len(parser.scripts) > 1:
+        raise LoadError(str(file), f"more than one <script type=\"{HTML_SCRIPT_TYPE}\"> (lines "
+                        f"{parser.scripts[0][1]} and {parser.scripts[1][1]}); keep one",
+                        line=parser.scripts[1][1])
+    if parser.scripts:
+        raw, line = parser.scripts[0]
+        fields = _json_object(raw, file, line, f"<script type=\"{HTML_SCRIPT_TYPE}\">")
+        lines = {str(k): line for k in fields}
+    from_meta: set[str] = set()
+    for name, content, line in parser.metas:
+        where = f"<meta name=\"{HTML_META_PREFIX}{name}\">"
+        if not name:
+            raise LoadError(str(file), f"<meta name=\"{HTML_META_PREFIX}\"> names no envelope field; "
+                            f"write {HTML_META_PREFIX}tenant, {HTML_META_PREFIX}acl_groups, ...", line=line)
+        if content is None:
+            raise LoadError(str(file), f"{where} has no content attribute", line=line, field=name)
+        value = _field_value(name, content, file, line, where)
+        if name in fields and name not in from_meta:
+            raise LoadError(str(file), f"envelope field '{name}' is set twice (in the JSON script on "
+                            f"line {lines[name]} and in a meta tag); keep one", line=line, field=name)
+        if name in fields and name in ENVELOPE_LIST_FIELDS:
+            fields[name] = list(fields[name]) + list(value)  # repeated tags add up
+            continue
+        if name in fields:
+            raise LoadError(str(file), f"envelope field '{name}' is set twice (meta tags on lines "
+                            f"{lines[name]} and {line}); keep one", line=line, field=name)
+        fields[name] = value
+        lines[name] = line
+        from_meta.add(name)
+    return fields, lines
 
 
 class _HTMLText(HTMLParser):

@@ -2,9 +2,14 @@
 
 Supported: Markdown (``.md``, YAML front matter is the evidence envelope), plain
 text (``.txt``), HTML (``.html``/``.htm``, converted to Markdown-like text so
-headings and list items keep their structure), Python source (``.py``), JSONL
-(``.jsonl``: one document per line, envelope fields beside ``text``) and PDF
-(``.pdf``, through pypdf); :mod:`ragkit.documents.formats` reads each kind of file.
+headings and list items keep their structure; ``<meta name="ragkit:<field>">`` tags or one
+``<script type="application/ragkit+json">`` carry the envelope), Python source (``.py``),
+JSONL (``.jsonl``: one document per line, envelope fields beside ``text``) and PDF
+(``.pdf``, through pypdf; ``/ragkit_<field>`` or ``/ragkit_envelope`` document-information
+entries carry the envelope); :mod:`ragkit.documents.formats` reads each kind of file.
+Every envelope, whatever file it comes from, is validated the same way: a bad field is a
+:class:`~ragkit.core.errors.LoadError` naming the file, the line where there is one, and
+the field.
 
 One broken file never drops the others: by default every problem is recorded
 in the :class:`LoadReport` (file, line, field, reason) and loading goes on;
@@ -27,7 +32,14 @@ from typing import Any
 
 from ragkit.core.errors import LoadError, ValidationError
 from ragkit.core.records import Document, Envelope
-from ragkit.documents.formats import first_heading, html_to_text, read_pdf, read_text, split_front_matter
+from ragkit.documents.formats import (
+    first_heading,
+    html_envelope,
+    html_to_text,
+    read_pdf_document,
+    read_text,
+    split_front_matter,
+)
 
 __all__ = ["LoadReport", "Skipped", "load_corpus", "load_file", "walk", "SUPPORTED_SUFFIXES", "MAX_FILE_MB"]
 
@@ -241,9 +253,9 @@ def _load_one(file: Path, root: Path, *, strict: bool, report: LoadReport | None
         yield from _load_jsonl(file, default_id, strict=strict, report=report)
         return
     if suffix == ".pdf":
-        text = read_pdf(file)
-        defaults = {"doc_id": default_id, "title": file.stem, "source_type": "text"}
-        yield Document(_envelope({}, file, None, defaults), text)
+        text, meta, pdf_title = read_pdf_document(file)
+        defaults = {"doc_id": default_id, "title": pdf_title or file.stem, "source_type": "text"}
+        yield Document(_envelope(meta, file, None, defaults), text)
         return
     text = read_text(file)
     if suffix in (".md", ".markdown"):
@@ -253,9 +265,10 @@ def _load_one(file: Path, root: Path, *, strict: bool, report: LoadReport | None
         yield Document(_envelope(meta, file, 1 if meta else None, defaults, lines), body)
     elif suffix in (".html", ".htm"):
         body, title = html_to_text(text)
+        meta, lines = html_envelope(text, file)
         defaults = {"doc_id": default_id, "title": title or first_heading(body) or file.stem,
                     "source_type": "text"}
-        yield Document(_envelope({}, file, None, defaults), body)
+        yield Document(_envelope(meta, file, min(lines.values(), default=None), defaults, lines), body)
     elif suffix == ".py":
         defaults = {"doc_id": default_id, "title": file.name, "source_type": "code"}
         yield Document(_envelope({}, file, None, defaults), text)
