@@ -47,7 +47,7 @@ from ragkit.evaluation import (
 from ragkit.models import get_reranker
 
 TAGS = ["all", "conflict", "identifier", "multi_hop", "temporal", "vocabulary_mismatch", "scoped",
-        "injection", "story"]
+        "injection", "story", "long_document"]
 #: Columns that are measurements of time, not results: they may differ between two runs.
 TIMING_COLUMNS = ("seconds",)
 

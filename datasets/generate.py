@@ -7,9 +7,10 @@
     python datasets/generate.py --check         # regenerate in memory, compare with disk
 
 Outputs: ``<out>/docs/<tenant|global>/<source_type>/<doc_id>.md`` (Markdown with the
-evidence envelope as YAML front matter), ``<out>/cases.jsonl`` and
-``datasets/cases.schema.json``. Hand-written documents and cases under
-``datasets/handwritten/`` are copied in verbatim.
+evidence envelope as YAML front matter; the long-document shelf of ``opsgen/longdocs.py`` also
+writes ``.html`` and ``.pdf`` files, the envelope in HTML meta tags or a JSON script and in PDF
+document information), ``<out>/cases.jsonl`` and ``datasets/cases.schema.json``. Hand-written
+documents and cases under ``datasets/handwritten/`` are copied in verbatim.
 
 Licence: this generator is Apache-2.0 (like ragkit); the data it writes is CC-BY-4.0.
 """
@@ -29,12 +30,15 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
 import yaml  # noqa: E402
-from opsgen import casegen, incidents, reference  # noqa: E402
+from opsgen import casegen, incidents, longdocs, reference  # noqa: E402
 from opsgen.common import Doc  # noqa: E402
 from opsgen.world import World  # noqa: E402
 
+from ragkit.core.records import Envelope  # noqa: E402
+from ragkit.documents.loaders import load_corpus  # noqa: E402
 from ragkit.documents.sections import sections  # noqa: E402
 from ragkit.evaluation import CASE_SCHEMA, REJECT_REASONS, parse_case  # noqa: E402
+from ragkit.models.tokens import count_tokens_batch  # noqa: E402
 
 DEFAULT_SEED = 20260119
 DEFAULT_OUT = HERE / "opscorpus"
@@ -148,6 +152,15 @@ def build(seed: int) -> tuple[World, list[dict]]:
         selected.extend(items)
     for n, c in enumerate(selected, 1):
         c["id"] = f"case-{n:04d}"
+    # the long-document shelf: its own random generator, so everything above stays as it was
+    shelf = longdocs.build_shelf(w, seed)
+    check_shelf(shelf)
+    long_cases = casegen.long_document_cases(w, shelf)
+    start = len(selected)
+    for name in sorted(long_cases):
+        selected.extend(long_cases[name])
+    for n, c in enumerate(selected[start:], start + 1):
+        c["id"] = f"case-{n:04d}"
     handwritten = [
         json.loads(line)
         for line in (HANDWRITTEN / "cases.jsonl").read_text(encoding="utf-8").splitlines()
@@ -155,21 +168,85 @@ def build(seed: int) -> tuple[World, list[dict]]:
     ]
     cases = handwritten + selected
     resolve_anchors(w, cases)
-    for i, c in enumerate(cases, 1):
-        parse_case(c, where=f"generated case {c['id']} (#{i})")
+    parsed = [parse_case(c, where=f"generated case {c['id']} (#{i})") for i, c in enumerate(cases, 1)]
+    check_absent(shelf, parsed + paraphrase_cases())
     return w, cases
 
 
+def check_shelf(shelf: longdocs.Shelf) -> None:
+    """Every long document holds 2k to 15k tokens as ragkit loads it (PDF and HTML included)."""
+    texts = [d.loaded_text() for d in shelf.docs]
+    for d, n in zip(shelf.docs, count_tokens_batch(texts), strict=True):
+        if not longdocs.MIN_TOKENS <= n <= longdocs.MAX_TOKENS:
+            raise SystemExit(f"{d.doc_id}: {n} tokens, outside {longdocs.MIN_TOKENS}..{longdocs.MAX_TOKENS}")
+        if d.fmt != "md":  # the envelope inside the HTML or PDF file reads back as the Markdown one would
+            want = Envelope.from_mapping(d.front_matter()).to_mapping()
+            got = _loaded_envelope(d)
+            if got != want:
+                raise SystemExit(
+                    f"{d.doc_id}: the envelope read back from the {d.fmt} file differs: {got} != {want}"
+                )
+
+
+def _loaded_envelope(d: Doc) -> dict:
+    import tempfile
+
+    from ragkit.documents.loaders import load_file
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / f"x.{d.fmt}"
+        path.write_bytes(d.render_bytes())
+        (doc,) = load_file(path)
+    out = doc.envelope.to_mapping()
+    out["source_path"] = ""
+    return out
+
+
+def paraphrase_cases() -> list:
+    """The hand-written paraphrase set, when present (its unanswerable cases must stay unanswerable)."""
+    path = DEFAULT_OUT / "paraphrases.jsonl"
+    if not path.exists():
+        return []
+    lines = [x for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+    return [parse_case(json.loads(x), where=f"{path}:{i}") for i, x in enumerate(lines, 1)]
+
+
+def check_absent(shelf: longdocs.Shelf, cases: list) -> None:
+    """No long document in an unanswerable case's scope states the fact the case says is missing."""
+    envs = [(d, Envelope.from_mapping(d.front_matter())) for d in shelf.docs]
+    for c in cases:
+        if c.answerable or c.absent is None:
+            continue
+        for d, env in envs:
+            if c.in_scope(env) and c.absent.found_in(d.title + "\n" + d.loaded_text()):
+                raise SystemExit(f"{c.id}: its missing fact is stated by long document {d.doc_id}")
+
+
+def _ws(text: str) -> str:
+    return " ".join(text.split())
+
+
 def anchor_of(doc: Doc, quote: str) -> str:
-    body = doc.body
-    hits = body.count(quote)
+    """The anchor of the section of ``doc`` (as ragkit loads it) that holds ``quote``."""
+    body = doc.loaded_text()
+    if doc.fmt == "md":
+        hits = body.count(quote)
+        if hits != 1:
+            raise SystemExit(f"quote occurs {hits} times in {doc.doc_id}: {quote!r}")
+        pos = body.index(quote)
+        for sec in sections(body):
+            if sec.start <= pos and pos + len(quote) <= sec.end:
+                return sec.anchor
+        raise SystemExit(f"quote in {doc.doc_id} crosses a section boundary: {quote!r}")
+    # HTML and PDF: the loaded text re-wraps lines, so compare with whitespace folded
+    q = _ws(quote)
+    hits = _ws(body).count(q)
     if hits != 1:
-        raise SystemExit(f"quote occurs {hits} times in {doc.doc_id}: {quote!r}")
-    pos = body.index(quote)
+        raise SystemExit(f"quote occurs {hits} times in {doc.doc_id} ({doc.fmt}): {quote!r}")
     for sec in sections(body):
-        if sec.start <= pos and pos + len(quote) <= sec.end:
+        if q in _ws(body[sec.start : sec.end]):
             return sec.anchor
-    raise SystemExit(f"quote in {doc.doc_id} crosses a section boundary: {quote!r}")
+    raise SystemExit(f"quote in {doc.doc_id} ({doc.fmt}) crosses a section boundary: {quote!r}")
 
 
 def resolve_anchors(w: World, cases: list[dict]) -> None:
@@ -190,7 +267,7 @@ def resolve_anchors(w: World, cases: list[dict]) -> None:
 def write(w: World, cases: list[dict], out: Path) -> dict[str, bytes]:
     files: dict[str, bytes] = {}
     for doc in sorted(w.docs.values(), key=lambda d: d.rel_path()):
-        files[f"docs/{doc.rel_path()}"] = doc.render().encode("utf-8")
+        files[f"docs/{doc.rel_path()}"] = doc.render_bytes()
     files["cases.jsonl"] = "".join(json.dumps(c, ensure_ascii=False) + "\n" for c in cases).encode(
         "utf-8"
     )
@@ -202,41 +279,72 @@ def schema_bytes() -> bytes:
 
 
 def stats(out: Path) -> str:
-    docs = []
-    words = []
-    for path in sorted((out / "docs").rglob("*.md")):
-        meta, body = split_front_matter(path.read_text(encoding="utf-8"))
-        docs.append(meta)
-        words.append(len(body.split()))
+    loaded, report = load_corpus(out / "docs")
+    if not report.ok:
+        raise SystemExit(f"the corpus does not load cleanly: {report}")
+    docs = [d.envelope for d in loaded]
+    words = [len(d.text.split()) for d in loaded]
+    tokens = count_tokens_batch([d.text for d in loaded])
+    suffix = [Path(e.source_path).suffix.lstrip(".") for e in docs]
     cases = [
         json.loads(x) for x in (out / "cases.jsonl").read_text(encoding="utf-8").splitlines() if x
     ]
     lines = []
-    months = sorted({str(m["published_at"])[:7] for m in docs})
-    size = sum(p.stat().st_size for p in (out / "docs").rglob("*.md"))
-    lines.append(f"- documents: {len(docs)}  ({size / 1e6:.1f} MB on disk, {sum(words):,} words)")
-    words.sort()
+    months = sorted({e.published_at.strftime("%Y-%m") for e in docs})
+    files = [p for p in (out / "docs").rglob("*") if p.is_file()]
+    size = sum(p.stat().st_size for p in files)
     lines.append(
-        f"- words per document: min {words[0]}, median {words[len(words) // 2]}, "
-        f"p90 {words[int(len(words) * 0.9)]}, max {words[-1]}"
+        f"- documents: {len(docs)}  ({size / 1e6:.1f} MB on disk, {sum(words):,} words, "
+        f"{sum(tokens):,} tokens)"
+    )
+    ordered = sorted(words)
+    lines.append(
+        f"- words per document: min {ordered[0]}, median {ordered[len(ordered) // 2]}, "
+        f"p90 {ordered[int(len(ordered) * 0.9)]}, max {ordered[-1]}"
     )
     lines.append(f"- published: {months[0]} .. {months[-1]} ({len(months)} months)")
+    lines.append(
+        "- tokens are counted with `ragkit.models.tokens.count_tokens` on the text ragkit loads "
+        "(front matter and markup excluded)"
+    )
     lines.append("")
     lines.append("| tenant | documents |\n|---|---|")
-    for k, v in sorted(Counter(m["tenant"] for m in docs).items()):
+    for k, v in sorted(Counter(e.tenant for e in docs).items()):
         lines.append(f"| {k} | {v} |")
     lines.append("")
-    lines.append("| source type | documents |\n|---|---|")
-    for k, v in sorted(Counter(m["source_type"] for m in docs).items()):
-        lines.append(f"| {k} | {v} |")
+    lines.append("| source type | documents | tokens | long documents |\n|---|---|---|---|")
+    by_type: dict[str, list[int]] = {}
+    long_by_type: Counter = Counter()
+    for e, n in zip(docs, tokens, strict=True):
+        by_type.setdefault(e.source_type, []).append(n)
+        long_by_type[e.source_type] += bool(e.extra.get("long_document"))
+    for k in sorted(by_type):
+        lines.append(f"| {k} | {len(by_type[k])} | {sum(by_type[k]):,} | {long_by_type[k]} |")
+    long = [(e, n, f) for e, n, f in zip(docs, tokens, suffix, strict=True) if e.extra.get("long_document")]
+    if long:
+        lines.append("")
+        lines.append(
+            "| long-document kind | documents | tokens | min | median | max | md / html / pdf |\n"
+            "|---|---|---|---|---|---|---|"
+        )
+        kinds = sorted({e.extra["long_document"] for e, _, _ in long})
+        for kind in kinds + ["all"]:
+            rows = [(n, f) for e, n, f in long if kind in ("all", e.extra["long_document"])]
+            ns = sorted(n for n, _ in rows)
+            fmts = Counter(f for _, f in rows)
+            lines.append(
+                f"| {kind} | {len(ns)} | {sum(ns):,} | {ns[0]:,} | {ns[len(ns) // 2]:,} | {ns[-1]:,} | "
+                f"{fmts['md']} / {fmts['html']} / {fmts['pdf']} |"
+            )
     seams = Counter()
     for m in docs:
-        extra = m.get("extra") or {}
+        extra = m.extra or {}
         seams["hand-written"] += bool(extra.get("handwritten"))
         seams["injection (extra.injection)"] += bool(extra.get("injection"))
-        seams["supersedes a version"] += bool(m.get("supersedes"))
-        seams["conditional (conditions set)"] += bool(m.get("conditions"))
-        seams["ACL-restricted"] += bool(m.get("acl_groups"))
+        seams["supersedes a version"] += bool(m.supersedes)
+        seams["conditional (conditions set)"] += bool(m.conditions)
+        seams["ACL-restricted"] += bool(m.acl_groups)
+        seams["long document (2k-15k tokens)"] += bool(extra.get("long_document"))
     lines.append("")
     lines.append("| document seam | documents |\n|---|---|")
     for k, v in sorted(seams.items()):
@@ -304,7 +412,7 @@ def main(argv: list[str] | None = None) -> int:
             p = args.out / rel
             if not p.exists() or p.read_bytes() != data:
                 bad.append(rel)
-        on_disk = {p.relative_to(args.out).as_posix() for p in (args.out / "docs").rglob("*.md")}
+        on_disk = {p.relative_to(args.out).as_posix() for p in (args.out / "docs").rglob("*") if p.is_file()}
         bad += sorted(on_disk - set(files))
         if args.out.resolve() == DEFAULT_OUT.resolve():
             text = README.read_text(encoding="utf-8")

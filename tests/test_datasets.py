@@ -51,7 +51,7 @@ def test_corpus_counts(corpus: Corpus) -> None:
     first, last = months[0], months[-1]
     span = (int(last[:4]) - int(first[:4])) * 12 + int(last[5:]) - int(first[5:]) + 1
     assert span >= 18, (first, last)
-    size = sum(p.stat().st_size for p in (CORPUS / "docs").rglob("*.md"))
+    size = sum(p.stat().st_size for p in (CORPUS / "docs").rglob("*") if p.is_file())
     assert size < 20_000_000
 
 
@@ -60,7 +60,8 @@ def test_corpus_files_sit_where_their_envelope_says(corpus: Corpus) -> None:
     for d in corpus.docs.values():
         e = d.envelope
         rel = Path(e.source_path).relative_to(CORPUS / "docs").as_posix()
-        if rel != f"{e.tenant}/{e.source_type}/{e.doc_id}.md":
+        suffix = Path(rel).suffix
+        if suffix not in (".md", ".html", ".pdf") or rel != f"{e.tenant}/{e.source_type}/{e.doc_id}{suffix}":
             wrong.append(rel)
     assert not wrong, wrong[:5]
 
@@ -256,3 +257,87 @@ def test_unanswerable_cases_are_rich_in_near_evidence(
         if not near:
             bare.append(c.id)
     assert not bare, f"unanswerable cases without near-evidence: {bare}"
+
+
+# --------------------------------------------------------------------------------------
+# the long-document shelf (issue 24)
+
+
+def _long(corpus: Corpus) -> list:
+    return [d for d in corpus.docs.values() if d.envelope.extra.get("long_document")]
+
+
+def test_long_document_shelf(corpus: Corpus) -> None:
+    from ragkit.models.tokens import count_tokens_batch
+
+    long = _long(corpus)
+    assert len(long) >= 80
+    sizes = dict(zip((d.doc_id for d in long), count_tokens_batch([d.text for d in long]), strict=True))
+    outside = {k: v for k, v in sizes.items() if not 2000 <= v <= 15000}
+    assert not outside, outside
+    kinds = Counter(d.envelope.extra["long_document"] for d in long)
+    assert set(kinds) == {"handbook", "runbook", "architecture", "contract", "minutes", "quarterly_review"}
+    formats = Counter(Path(d.envelope.source_path).suffix for d in long)
+    assert formats[".html"] >= 10 and formats[".pdf"] >= 10, formats
+    # same envelopes as the rest: tenants, ACL groups, versions, dates, whatever the file format
+    envs = [d.envelope for d in long]
+    assert len({e.tenant for e in envs} - {GLOBAL_TENANT}) >= 8
+    assert {g for e in envs for g in e.acl_groups} >= {"treasury", "leadership"}
+    for e in envs:
+        assert e.source_type in SOURCE_TYPES and e.published_at and e.authority != "unknown", e.doc_id
+    restricted = [e for e in envs if e.acl_groups and Path(e.source_path).suffix != ".md"]
+    assert restricted, "an HTML or PDF document carries an ACL"
+    assert sum(bool(e.supersedes) for e in envs if Path(e.source_path).suffix != ".md") >= 2
+    # runbooks with 20+ sections; numbered clauses that point at other clauses
+    runbooks = [
+        d for d in long
+        if d.envelope.extra["long_document"] == "runbook" and d.envelope.tenant == GLOBAL_TENANT
+    ]
+    assert all(len(re.findall(r"(?m)^(?:## )?\d+\. ", d.text)) >= 20 for d in runbooks)
+    assert sum(bool(re.search(r"clause \d+\.\d+", d.text)) for d in long) >= 20
+
+
+def test_pdf_and_html_text_reads_back_for_every_quote(
+    corpus: Corpus, cases: list[EvidenceCase]
+) -> None:
+    """pypdf (and the HTML reader) give back the text the evidence quotes were written from."""
+    checked = Counter()
+    for c in cases:
+        for ref in list(c.evidence) + [r for r in c.reject if r.quote]:
+            if ref.doc_id not in corpus.docs:
+                continue
+            suffix = Path(corpus.docs[ref.doc_id].envelope.source_path).suffix
+            if suffix == ".md":
+                continue
+            text = " ".join(corpus.docs[ref.doc_id].text.split())
+            assert " ".join(ref.quote.split()) in text, (c.id, ref.doc_id, ref.quote)
+            checked[suffix] += 1
+    assert checked[".pdf"] >= 15 and checked[".html"] >= 15, checked
+
+
+def test_long_document_cases(corpus: Corpus, cases: list[EvidenceCase]) -> None:
+    long_ids = {d.doc_id for d in _long(corpus)}
+    mine = [c for c in cases if "long_document" in c.tags]
+    assert len(mine) >= 60
+    una = [c for c in mine if not c.answerable]
+    assert len(una) >= 6
+    for c in una:  # the near-answer sits in a long document
+        assert any(r.doc_id in long_ids for r in c.reject), c.id
+    for c in mine:
+        if c.answerable:
+            assert c.decisive is not None and c.decisive.doc_id in long_ids, c.id
+    by_family = Counter(c.family for c in mine)
+    # a clause reached through another clause, or two sections, of one long document
+    same_doc = [c for c in mine if c.answerable and len(c.evidence) >= 2 and len(c.required_doc_ids) == 1]
+    assert len(same_doc) >= 20, by_family
+    assert sum(len({e.anchor for e in c.evidence}) == 2 for c in same_doc) >= 15
+    # from one long document to another
+    assert sum(len(c.required_doc_ids) == 2 and set(c.required_doc_ids) <= long_ids for c in mine) >= 3
+    # the decisive fact deep inside: past the first 30% of the document's text
+    for c in mine:
+        if c.family == "longdoc_deep_section":
+            text = " ".join(corpus.docs[c.decisive.doc_id].text.split())
+            at = text.index(" ".join(c.decisive.quote.split()))
+            assert at / len(text) >= 0.3, (c.id, round(at / len(text), 2))
+    # versions that supersede each other clause by clause
+    assert sum(any(r.reason in ("superseded", "not_yet_effective") for r in c.reject) for c in mine) >= 10

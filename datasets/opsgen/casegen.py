@@ -985,3 +985,370 @@ def reference_cases(
                 ),
             )
     return fam
+
+
+# --------------------------------------------------------------------------------------
+# long-document families (issue 24): a deep section, a clause reached through another
+# clause, two sections of one document (a table and its continuation), a clause reached
+# from another long document; unanswerable ones whose near-answer sits in a long document.
+
+LONG = "long_document"
+
+
+def _in_force(chain: list[Doc], day: dt.date) -> Doc:
+    for d in reversed(chain):
+        if d.effective_from <= day:
+            return d
+    raise ValueError(f"no version of {chain[0].doc_id} in force on {day}")
+
+
+def _day_in(d: Doc, rng, lo: int = 7, end: dt.date = dt.date(2026, 11, 30)) -> dt.date:
+    """A day on which ``d`` is published and in force (before its ``effective_to``)."""
+    start = max(d.effective_from or d.published_at, d.published_at)
+    start = start.date() if isinstance(start, dt.datetime) else start
+    stop = d.effective_to or end + dt.timedelta(days=1)
+    span = (stop - start).days
+    return start + dt.timedelta(days=rng.randrange(min(lo, span - 1), span))
+
+
+def _after(d: Doc, rng, lo: int = 5, hi: int = 90) -> dt.date:
+    day = d.published_at.date() if isinstance(d.published_at, dt.datetime) else d.published_at
+    return min(day + dt.timedelta(days=rng.randrange(lo, hi)), dt.date(2026, 11, 30))
+
+
+def _version_rejects(chain: list[Doc], target: Doc, key: str, day: dt.date) -> list[dict]:
+    """Other versions of ``target`` whose ``key`` fact differs: superseded, or published but not yet in force."""
+    out = []
+    for d in chain:
+        if d is target or d.facts[key] == target.facts[key]:
+            continue
+        if d.effective_from < target.effective_from:
+            out.append(rj(d, "superseded", key))
+        elif d.published_at <= day:
+            out.append(rj(d, "not_yet_effective", key))
+    return out
+
+
+def _tags(rejects: list[dict], *extra: str) -> list[str]:
+    tags = [LONG, *extra]
+    if any(r["reason"] in ("superseded", "not_yet_effective") for r in rejects):
+        tags += ["conflict", "temporal"]
+    return tags
+
+
+def long_document_cases(w: World, shelf) -> dict[str, list[dict]]:
+    """Cases over the long-document shelf (``opsgen.longdocs``), by family."""
+    import random
+
+    rng = random.Random(f"long-document-cases-{len(shelf.docs)}-{shelf.docs[0].doc_id}")
+    fam: dict[str, list[dict]] = {}
+
+    def add(name: str | None, c: dict) -> None:
+        fam.setdefault(name or c["family"], []).append(c)
+
+    def value(d: Doc, key: str) -> str:
+        return shelf.values[(d.doc_id, key)]
+
+    tenants = pools.TENANTS
+    ops = shelf.ops_chain
+    # ---- a clause reached through another clause ---------------------------------------------
+    reopen_tasks = [
+        "The payments operations handbook lets the settlement lead reopen a closed batch by hand, but only as often as another clause allows. How many closed batches of one tenant could be reopened in a business day on {date}?",
+        "Our handbook's clause on manual interventions caps how often closed batches may be reopened by pointing at a later clause. What was that cap per tenant and business day on {date}?",
+        "On {date}, how many closed batches per tenant and business day could be reopened by hand under the operations handbook then in force?",
+    ]
+    for v, target in enumerate(ops):
+        day = _day_in(target, rng)
+        rejects = _version_rejects(ops, target, "reopen", day)
+        add("longdoc_clause_reference", case(
+            reopen_tasks[v].format(date=long_date(day)), pick(rng, tenants), day.isoformat(),
+            [evq(target.doc_id, target.facts["reopen_ref"], "hop"), ev(target, "reopen")],
+            expected("text", value(target, "reopen")), _tags(rejects), "longdoc_clause_reference", rejects))
+    disputes = shelf.disputes_chain
+    for target in disputes:
+        day = _day_in(target, rng)
+        rejects = _version_rejects(disputes, target, "committee", day)
+        add("longdoc_clause_reference", case(
+            pick(rng, [
+                "The disputes handbook says operations never concedes a large dispute alone and refers to a threshold in another clause. What was that threshold on {date}?",
+                "Above what amount did a dispute have to go to the disputes committee on {date}? The goodwill clause of the handbook points at the clause that sets it.",
+            ]).format(date=long_date(day)), pick(rng, tenants), day.isoformat(),
+            [evq(target.doc_id, target.facts["committee_ref"], "hop"), ev(target, "committee")],
+            expected("amount", value(target, "committee")), _tags(rejects), "longdoc_clause_reference", rejects))
+    treasury = shelf.treasury_chain
+    for target in treasury:
+        day = _day_in(target, rng)
+        rejects = _version_rejects(treasury, target, "buffer", day)
+        add("longdoc_clause_reference", case(
+            pick(rng, [
+                "Treasury releases payout runs only while the operating account stays above a buffer defined elsewhere in its handbook. How large was that buffer on {date}?",
+                "What intraday balance did the operating account have to stay above, on {date}, for treasury to keep releasing payout runs?",
+            ]).format(date=long_date(day)), pick(rng, tenants), day.isoformat(),
+            [evq(target.doc_id, target.facts["buffer_ref"], "hop"), ev(target, "buffer")],
+            expected("amount", value(target, "buffer")), _tags(rejects, "scoped"), "longdoc_clause_reference", rejects,
+            groups=["ops", "treasury"]))
+    open_banks = [b for b, d in shelf.bank_contracts.items() if not shelf.meta[d.doc_id]["restricted"]]
+    for bank in sorted(rng.sample(open_banks, 3)):
+        d = shelf.bank_contracts[bank]
+        day = _after(d, rng)
+        others = [shelf.bank_contracts[o] for o in open_banks if o != bank
+                  and value(shelf.bank_contracts[o], "cap") != value(d, "cap") and shelf.bank_contracts[o].published_at <= day]
+        rejects = [rj(pick(rng, others), "semantic_decoy", "cap")] if others else []
+        add("longdoc_clause_reference", case(
+            pick(rng, [
+                f"Our payment services agreement with {bank} gives service credits when the primary channel misses its availability level, subject to a cap set in another clause. What is that cap?",
+                f"If the primary channel of {bank} keeps missing its availability level, how much can the service credits for one month come to at most, under our agreement with them?",
+            ]), pick(rng, tenants), day.isoformat(),
+            [evq(d.doc_id, d.facts["credit_ref"], "hop"), ev(d, "cap")],
+            expected("text", value(d, "cap")), [LONG], "longdoc_clause_reference", rejects))
+    for tname in sorted(rng.sample(tenants, 4)):
+        d = shelf.tenant_terms[tname]
+        disp = w.tenants[tname].display
+        day = _after(d, rng)
+        others = [shelf.tenant_terms[o] for o in tenants if o != tname and value(shelf.tenant_terms[o], "review") != value(d, "review")]
+        add("longdoc_clause_reference", case(
+            pick(rng, [
+                f"{disp}'s operating terms say their manual-intervention figures are not sent separately but presented at a meeting defined in another clause. How often does that meeting take place?",
+                f"How often do we go through the manual-intervention figures with {disp}, according to their operating terms?",
+            ]), tname, day.isoformat(),
+            [evq(d.doc_id, d.facts["review_ref"], "hop"), ev(d, "review")],
+            expected("text", value(d, "review")), [LONG], "longdoc_clause_reference",
+            [rj(o, "other_tenant", "review") for o in rng.sample(others, min(2, len(others)))]))
+    mec = shelf.runbooks["month-end-close"]
+    add("longdoc_clause_reference", case(
+        "The month-end close runbook says to send the reconciliation pack to the payments controller by a deadline listed in another section. By what time on which day is it due?",
+        pick(rng, tenants), _after(mec, rng).isoformat(),
+        [evq(mec.doc_id, mec.facts["pack_ref"], "hop"), ev(mec, "pack")],
+        expected("time", value(mec, "pack")), [LONG], "longdoc_clause_reference"))
+    # ---- a clause as of a date, across versions that change clause by clause ------------------
+    as_of_tasks = {
+        "returns": ["On {date}, how long did operations have to clear a returned credit transfer's return reason with the tenant before the money stayed in the holding account?",
+                    "Under the payments operations handbook in force on {date}, how many business days could a return reason stay uncleared before the funds were kept in the tenant's holding account?"],
+        "hold": ["Under the handbook in force on {date}, after how many business days does a payout hold placed by operations lapse if risk has not confirmed it in writing?",
+                 "How long did an operations payout hold last on {date} before lapsing, absent written confirmation from risk?"],
+        "summary": ["Within how many hours of closing an incident did the written summary have to reach the affected tenant, per the operations handbook in force on {date}?",
+                    "What was the deadline on {date} for sending an affected tenant the written incident summary after closing the incident?"],
+        "adjust": ["Above what amount does a manual adjustment to a posted batch need the payments controller as second approver, as of {date}?"],
+        "rerelease": ["How many payout files of one tenant could be released again by hand in a single business day under the handbook in force on {date}?",
+                      "On {date}, what was the daily limit on payout files released a second time by hand, per tenant?"],
+    }
+    plan = [("returns", 0), ("returns", 1), ("hold", 1), ("hold", 2), ("summary", 0), ("summary", 2), ("adjust", 2),
+            ("rerelease", 1), ("rerelease", 2)]
+    for key, v in plan:
+        target = ops[v]
+        day = _day_in(target, rng)
+        rejects = _version_rejects(ops, target, key, day)
+        surface = value(target, key)
+        add("longdoc_clause_as_of", case(
+            pick(rng, as_of_tasks[key]).format(date=long_date(day)), pick(rng, tenants), day.isoformat(),
+            [ev(target, key)], expected("amount" if surface.startswith("EUR") else "text", surface),
+            _tags(rejects), "longdoc_clause_as_of", rejects))
+    for target in disputes:
+        day = _day_in(target, rng)
+        rejects = _version_rejects(disputes, target, "card", day)
+        add("longdoc_clause_as_of", case(
+            pick(rng, ["How many calendar days did we have on {date} to get evidence for a card scheme dispute to the acquirer?",
+                       "On {date}, what was the deadline for sending the acquirer our evidence in a card scheme dispute?"]).format(date=long_date(day)),
+            pick(rng, tenants), day.isoformat(), [ev(target, "card")], expected("text", value(target, "card")),
+            _tags(rejects), "longdoc_clause_as_of", rejects))
+    # ---- the decisive fact deep inside one long document --------------------------------------
+    for v in (1, 2):
+        target = ops[v]
+        day = _day_in(target, rng)
+        rejects = _version_rejects(ops, target, "sample", day)
+        add("longdoc_deep_section", case(
+            f"How many settled batches per tenant does the internal audit sample cover each quarter, under the operations handbook in force on {long_date(day)}?",
+            pick(rng, tenants), day.isoformat(), [ev(target, "sample")], expected("text", value(target, "sample")),
+            _tags(rejects), "longdoc_deep_section", rejects))
+    deep_tasks = {
+        "bank-connectivity": ["How long do we give a bank to acknowledge a payment file before resending it once over the backup channel?",
+                              "When a bank stays silent about a payment file, after how many minutes do we resubmit it through the backup channel?"],
+        "month-end-close": ["Above what amount must a month-end difference have a written explanation before the payments controller signs the control report?"],
+        "disaster-recovery": ["After a regional failover, how many health checks in a row must the primary region pass before we fail back to it?"],
+        "card-clearing": ["How many times may one clearing file be replayed in a business day before the scheme's help desk decides?"],
+        "payout-exceptions": ["After how many business days does a payout exception move to the weekly exceptions review?"],
+        "incident-command": ["After how many hours in the role does an incident commander hand over, even late in an incident?"],
+    }
+    for slug, tasks in deep_tasks.items():
+        d = shelf.runbooks[slug]
+        surface = value(d, "deep")
+        add("longdoc_deep_section", case(
+            pick(rng, tasks), pick(rng, tenants), _after(d, rng).isoformat(), [ev(d, "deep")],
+            expected("amount" if surface.startswith("EUR") else "time" if ":" in surface else "text", surface), [LONG],
+            "longdoc_deep_section"))
+    design_tasks = {
+        "ledger-slicing": "How many ledger entries can one posting slice hold at most in settlement platform v3's ledger design?",
+        "payout-pipeline": "How many payout-service workers may run in one region, according to the payout pipeline design?",
+        "recon-matching": "After how many business days are unmatched statement lines flagged to the payments controller's team?",
+        "notifications": "How many times is a failed webhook delivery retried before the tenant's operations contact gets an email?",
+        "key-management": "How often are the signing keys for payment files rotated?",
+    }
+    for slug, task in design_tasks.items():
+        d = shelf.designs[slug]
+        add("longdoc_deep_section", case(
+            task, pick(rng, tenants), _after(d, rng).isoformat(), [ev(d, "deep")],
+            expected("text", value(d, "deep")), [LONG], "longdoc_deep_section"))
+    for bank in sorted(rng.sample(open_banks, 3)):
+        d = shelf.bank_contracts[bank]
+        add("longdoc_deep_section", case(
+            pick(rng, [f"How much notice do we have to give {bank} to end our payment services agreement without any breach on their side?",
+                       f"If we wanted out of the {bank} payment services agreement for convenience, how much written notice would we owe them?"]),
+            pick(rng, tenants), _after(d, rng).isoformat(), [ev(d, "convenience")],
+            expected("text", value(d, "convenience")), [LONG], "longdoc_deep_section"))
+    # actions near the end of the board's minutes; the same action, another month, another owner
+    owners = shelf.meta["action_owners"]
+    repeated = sorted(v for v, rows in owners.items() if len({o for _, o in rows}) >= 2)
+    for verb in rng.sample(repeated, min(3, len(repeated))):
+        rows = owners[verb]
+        doc_id, owner = pick(rng, rows)
+        d = w.docs[doc_id]
+        month = month_year(dt.date.fromisoformat(d.extra["meeting"]))
+        others = [(o_id, o) for o_id, o in rows if o_id != doc_id and o != owner]
+        add("longdoc_deep_section", case(
+            pick(rng, [f"Who took the action to {verb} at the {month} operations review board?",
+                       f"The operations review board met in {month}. Who owns its action to {verb}?"]),
+            pick(rng, tenants), _after(d, rng, 3, 30).isoformat(), [ev(d, f"action:{verb}")],
+            expected("id", owner), [LONG], "longdoc_deep_section",
+            [rj(w.docs[o_id], "neighbouring_fact", f"action:{verb}") for o_id, _ in others[:2]
+             if w.docs[o_id].published_at <= d.published_at]))
+    changes = [(d, c) for d in shelf.cab_minutes for c in shelf.meta.get(d.doc_id, {}).get("changes", [])]
+    for d, (chg, system, _what, wday, _start) in rng.sample(changes, 3):
+        add("longdoc_deep_section", case(
+            pick(rng, [f"On which date is the maintenance window the change advisory board gave {chg}?",
+                       f"When was {chg} ({system}) scheduled to go ahead, according to the change advisory board?"]),
+            pick(rng, tenants), _after(d, rng, 1, 6).isoformat(), [ev(d, f"chg:{chg}")],
+            expected("date", wday), [LONG, "identifier"], "longdoc_deep_section"))
+    for tname in sorted(rng.sample(sorted(shelf.steering), 3)):
+        d = shelf.steering[tname]
+        others = [shelf.steering[o] for o in shelf.steering if o != tname]
+        add("longdoc_deep_section", case(
+            pick(rng, ["When is our next joint incident exercise with the platform's operations team?",
+                       "For which date did our steering group set the next joint incident exercise?"]),
+            tname, _after(d, rng, 2, 20).isoformat(), [ev(d, "exercise")],
+            expected("date", value(d, "exercise")), [LONG, "scoped"], "longdoc_deep_section",
+            [rj(o, "other_tenant", "exercise") for o in rng.sample(others, 2)]))
+    # ---- two sections of one document: a table and its continuation ---------------------------
+    for target, (tier, amount) in [(disputes[0], ("Tier 6", "EUR 40,000")), (disputes[1], ("Tier 6", "EUR 32,500")),
+                                   (disputes[1], ("Tier 7", "EUR 80,000")), (disputes[0], ("Tier 5", "EUR 12,000"))]:
+        day = _day_in(target, rng)
+        key = f"tier:{tier}"
+        rejects = _version_rejects(disputes, target, key, day)
+        add("longdoc_two_sections", case(
+            pick(rng, ["Who is the most junior person allowed to grant a goodwill credit of {amount} on {date}?",
+                       "On {date}, which role at the lowest level could approve a goodwill credit of {amount} on its own?"]).format(amount=amount, date=long_date(day)),
+            pick(rng, tenants), day.isoformat(),
+            [ev(target, key), evq(target.doc_id, target.facts["tiers_note"], "support")],
+            expected("text", value(target, key)), _tags(rejects), "longdoc_two_sections", rejects))
+    for bank, pct, band in [(open_banks[0], "97.6%", "97.0% to below 98.0%"), (open_banks[-1], "98.4%", "98.0% to below 99.0%")]:
+        d = shelf.bank_contracts[bank]
+        key = f"credit:{band}"
+        add("longdoc_two_sections", case(
+            f"Availability of the primary channel at {bank} came to {pct} last month. What service credit does our agreement give us for that?",
+            pick(rng, tenants), _after(d, rng).isoformat(),
+            [ev(d, key), evq(d.doc_id, d.facts["credits_note"], "support")],
+            expected("text", value(d, key)), [LONG], "longdoc_two_sections"))
+    mr = shelf.designs["multi-region"]
+    for service in ("sepa-connector", "recon-engine"):
+        add("longdoc_two_sections", case(
+            f"After a regional failover is declared, how long may {service} take before it is serving again?",
+            pick(rng, tenants), _after(mr, rng).isoformat(),
+            [ev(mr, f"rto:{service}"), evq(mr.doc_id, mr.facts["rto_note"], "support")],
+            expected("text", value(mr, f"rto:{service}")), [LONG], "longdoc_two_sections"))
+    services = sorted(pools.SYSTEMS)[6:]
+    for d, service in zip(rng.sample(shelf.reviews, 3), rng.sample(services, 3), strict=True):
+        quarter = d.extra["quarter"]
+        q = f"Q{quarter[-1]} {quarter[:4]}"
+        add("longdoc_two_sections", case(
+            pick(rng, [f"What availability did {service} achieve in {q}?",
+                       f"How much of {q} was {service} up and passing its health check?"]),
+            pick(rng, tenants), _after(d, rng).isoformat(),
+            [ev(d, f"avail:{service}"), evq(d.doc_id, d.facts["avail_note"], "support")],
+            expected("text", value(d, f"avail:{service}")), [LONG], "longdoc_two_sections"))
+    # ---- from one long document to another ----------------------------------------------------
+    dr = shelf.runbooks["disaster-recovery"]
+    for service in ("ledger-core", "batch-scheduler"):
+        day = max(_after(dr, rng), _after(mr, rng))
+        add("longdoc_cross_document", case(
+            f"The disaster recovery runbook only counts a recovery as complete when each service meets the objectives in another document. How long may {service} take to serve again after the failover is declared?",
+            pick(rng, tenants), day.isoformat(),
+            [evq(dr.doc_id, dr.facts["rto_ref"], "hop"), ev(mr, f"rto:{service}")],
+            expected("text", value(mr, f"rto:{service}")), [LONG, "multi_hop"], "longdoc_cross_document"))
+    for d in shelf.orb_minutes:
+        info = shelf.meta.get(d.doc_id, {})
+        if "clause" not in info:
+            continue
+        day = _after(d, rng, 3, 12)
+        key = {"14.4": "rerelease", "14.5": "adjust"}[info["clause"]]
+        target = _in_force(ops, day)
+        rejects = _version_rejects(ops, target, key, day)
+        surface = value(target, key)
+        month = month_year(dt.date.fromisoformat(d.extra["meeting"]))
+        add("longdoc_cross_document", case(
+            f"At its {month} meeting the operations review board confirmed one clause of the payments operations handbook. What figure does that clause set, as of {long_date(day)}?",
+            pick(rng, tenants), day.isoformat(),
+            [evq(d.doc_id, d.facts["handbook_ref"], "hop"), ev(target, key)],
+            expected("amount" if surface.startswith("EUR") else "text", surface),
+            _tags(rejects, "multi_hop"), "longdoc_cross_document", rejects))
+    # ---- scoped: the caller's tenant decides which long document answers ----------------------
+    scoped = [("onboarding", shelf.tenant_terms, ["How many business days do we have to finish the onboarding review of one of our new merchants?",
+                                                   "Once a merchant's application is complete, how long can its onboarding review take for us?"]),
+              ("exceptions", shelf.tenant_runbooks, ["By what time must our daily exceptions report reach our finance team?",
+                                                     "What is the daily deadline for getting the exceptions report to our finance people?"]),
+              ("disputes", shelf.tenant_terms, ["How many business hours does the platform have to answer a question from our disputes team?"])]
+    for key, docs, tasks in scoped:
+        for tname in sorted(rng.sample(tenants, 5 if key != "disputes" else 3)):
+            d = docs[tname]
+            others = [docs[o] for o in tenants if o != tname and value(docs[o], key) != value(d, key)]
+            surface = value(d, key)
+            add("longdoc_scoped", case(
+                pick(rng, tasks), tname, _after(d, rng).isoformat(), [ev(d, key)],
+                expected("time" if ":" in surface else "text", surface), [LONG, "scoped"], "longdoc_scoped",
+                [rj(o, "other_tenant", key) for o in rng.sample(others, 2)]))
+    # ---- unanswerable: the near-answer sits in a long document --------------------------------
+    for target in treasury:
+        day = _day_in(target, rng)
+        tname = pick(rng, tenants)
+        add(None, case(
+            "How large is the intraday liquidity buffer that treasury keeps on the operating account?",
+            tname, day.isoformat(), [], None, [LONG, "scoped"], "unanswerable_longdoc_acl",
+            [rj(d, "acl", "buffer") for d in treasury if d.published_at <= day],
+            absent={"all_of": [r"(?i)liquidity buffer[^\n]{0,80}EUR [\d,]+"],
+                    "note": "the buffer is only in the treasury handbook, which the ops group cannot read"}))
+    for bank, d in sorted(shelf.bank_contracts.items()):
+        if not shelf.meta[d.doc_id]["restricted"]:
+            continue
+        add(None, case(
+            f"How much notice would we have to give {bank} to end our payment services agreement for convenience?",
+            pick(rng, tenants), _after(d, rng).isoformat(), [], None, [LONG, "scoped"], "unanswerable_longdoc_acl",
+            [rj(d, "acl", "convenience")],
+            absent={"all_of": [re.escape(bank), r"(?i)for convenience"],
+                    "note": f"the {bank} agreement is restricted to the leadership group"}))
+    current = disputes[-1]
+    for tname in rng.sample(tenants, 2):
+        day = _day_in(current, rng)
+        add(None, case(
+            "What is the largest goodwill credit in PLN that the settlement lead on shift may grant?",
+            tname, day.isoformat(), [], None, [LONG], "unanswerable_longdoc_missing",
+            [rj(current, "neighbouring_fact", "tiers_note")],
+            absent={"all_of": [r"(?i)goodwill credit", r"\bPLN\b"],
+                    "note": "goodwill credit authority is set in EUR only"}))
+    for d in shelf.orb_minutes:
+        topic = shelf.meta.get(d.doc_id, {}).get("deferred")
+        if not topic:
+            continue
+        add(None, case(
+            f"What did the operations review board decide about the {topic}?",
+            pick(rng, tenants), "2026-11-30", [], None, [LONG], "unanswerable_longdoc_missing",
+            [rj(d, "neighbouring_fact", "deferred")],
+            absent={"all_of": [rf"(?i){re.escape(topic)}[^.]{{0,150}}\b(agreed|approved|decided|rejected|adopted|accepted)\b"],
+                    "note": f"the board deferred the {topic} and never took it up again"}))
+    for tname in sorted(rng.sample(tenants, 2)):
+        d = shelf.tenant_terms[tname]
+        disp = w.tenants[tname].display
+        add(None, case(
+            f"How many business hours do we have to answer a question from {disp}'s treasury team?",
+            tname, _after(d, rng).isoformat(), [], None, [LONG], "unanswerable_longdoc_missing",
+            [rj(d, "neighbouring_fact", "finance")],
+            absent={"all_of": [rf"(?i)questions from {re.escape(disp)}'s treasury team"],
+                    "note": f"{disp}'s operating terms name answer times for the disputes and finance teams only"}))
+    return fam

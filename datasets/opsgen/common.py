@@ -167,9 +167,45 @@ class Doc:
     body: str = ""
     facts: dict[str, str] = field(default_factory=dict)
     raw: str | None = None  # hand-written file content, copied verbatim
+    # long documents: format ("md", "html" or "pdf"), the envelope style inside the file
+    # ("meta"/"script" for HTML, "json"/"fields" for PDF) and the format-neutral content
+    fmt: str = "md"
+    style: str = ""
+    blocks: Any = None
+    _loaded: str | None = None
 
     def rel_path(self) -> str:
-        return f"{self.tenant}/{self.source_type}/{self.doc_id}.md"
+        return f"{self.tenant}/{self.source_type}/{self.doc_id}.{self.fmt}"
+
+    def render_bytes(self) -> bytes:
+        """The file's bytes in its format (Markdown, HTML or PDF)."""
+        if self.fmt == "md":
+            return self.render().encode("utf-8")
+        envelope = self.front_matter()
+        if self.fmt == "html":
+            return self.blocks.html(self.title, envelope, self.style).encode("utf-8")
+        if self.fmt == "pdf":
+            from .render import pdf_info
+
+            return self.blocks.pdf(pdf_info(self.title, envelope, self.style))
+        raise ValueError(f"unknown format {self.fmt!r}")
+
+    def loaded_text(self) -> str:
+        """The text ragkit's loader reads from the rendered file (anchors and quotes live in it)."""
+        if self.fmt == "md":
+            return self.body
+        if self._loaded is None:
+            import tempfile
+            from pathlib import Path
+
+            from ragkit.documents.loaders import load_file
+
+            with tempfile.TemporaryDirectory() as tmp:
+                path = Path(tmp) / f"{self.doc_id.replace('/', '_')}.{self.fmt}"
+                path.write_bytes(self.render_bytes())
+                (loaded,) = load_file(path)
+            self._loaded = loaded.text
+        return self._loaded
 
     def front_matter(self) -> dict[str, Any]:
         eff_from = self.effective_from if self.effective_from is not None else self.published_at

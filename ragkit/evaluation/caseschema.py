@@ -38,7 +38,8 @@ DECOY_OF_REASON = {
     "exception_applies": "conditional_exception",
 }
 
-#: Category tags.
+#: Category tags (``long_document``: the evidence is a deep section, a clause reached through
+#: another clause, or two sections of a 2k-15k-token document; issue 24).
 TAGS = (
     "identifier",
     "vocabulary_mismatch",
@@ -48,6 +49,7 @@ TAGS = (
     "temporal",
     "injection",
     "story",
+    "long_document",
 )
 
 #: Roles in the minimum evidence set: exactly one ``decisive`` item states the answer;

@@ -18,12 +18,20 @@ by the SHA-256 of their name and every third one from the second on is held out,
 with two or more families gives about a third of them and a kind with one family (the stories,
 the vocabulary-mismatch family) stays in development.
 
+A family whose every case carries a tag of :data:`OWN_KIND_TAGS` (``long_document``: the shelf
+of long documents added by issue 24) is a kind of its own, ``long_document`` or
+``long_document/unanswerable``. A shelf of new families added later therefore leaves the kinds of
+the older families, and so their split, exactly as they were: no family that was developed
+against becomes held out, and no held-out family is handed to development.
+
 Example:
     >>> splits = {"bundled": {"heldout_families": ["b"], "how_chosen": "by hand"}}
     >>> split_families(splits, "bundled")
     {'b': 'heldout'}
     >>> family_kind([(True, ("identifier", "scoped")), (True, ("scoped",))])
     'scoped'
+    >>> family_kind([(False, ("long_document", "scoped")), (False, ("long_document",))])
+    'long_document/unanswerable'
 """
 
 from __future__ import annotations
@@ -38,6 +46,7 @@ from typing import Any
 __all__ = [
     "DEV",
     "KIND_ORDER",
+    "OWN_KIND_TAGS",
     "assign_splits",
     "choose_heldout",
     "family_kind",
@@ -50,6 +59,8 @@ __all__ = [
 DEV = "dev"
 #: Tie-break order when a family's cases carry two tags equally often (the more specific first).
 KIND_ORDER = ("story", "scoped", "conflict", "multi_hop", "temporal", "vocabulary_mismatch", "identifier")
+#: Tags that make a family a kind of its own when every one of its cases carries them.
+OWN_KIND_TAGS = ("long_document",)
 
 
 def load_splits(path: str | Path) -> dict[str, Any]:
@@ -96,6 +107,9 @@ def splits_key(cases_path: str | Path) -> str:
 def family_kind(members: Iterable[tuple[bool, Iterable[str]]]) -> str:
     """The kind of a family from its cases' ``(answerable, tags)``: see the module docstring."""
     members = list(members)
+    for tag in OWN_KIND_TAGS:
+        if members and all(tag in tags for _, tags in members):
+            return tag if any(answerable for answerable, _ in members) else f"{tag}/unanswerable"
     if not any(answerable for answerable, _ in members):
         return "unanswerable"
     counts = Counter(t for _, tags in members for t in tags)
