@@ -10,17 +10,6 @@ percentage, a completed cutover, out-of-hours escalation, a sweep threshold, CHF
 
 from __future__ import annotations
 
-ROLES = [
-    "the settlement lead on shift",
-    "the duty manager",
-    "the operations engineer on call",
-    "the payments controller",
-    "the head of operations",
-    "the tenant's account manager",
-    "the risk analyst on the rota",
-    "the treasury dealer",
-]
-
 # --------------------------------------------------------------------------------------
 # handbook clauses: topic -> (heading, sub-clause texts)
 
@@ -231,6 +220,18 @@ HANDBOOK_TOPICS: dict[str, tuple[str, list[str]]] = {
 }
 
 AMEND_NOTES = [
+    "changed after the operations review board's decision",
+    "tightened after an internal audit finding",
+    "relaxed after a review of three quarters of incident data",
+    "reworded for clarity; the rule is unchanged",
+    "aligned with the tenant contracts signed this year",
+    "changed to match the new payout pipeline",
+]
+
+# --------------------------------------------------------------------------------------
+# runbooks: notes between the steps (the steps themselves are in longprose2: by theme and topic)
+
+NOTES = [
     "changed after the operations review board's decision",
     "tightened after an internal audit finding",
     "relaxed after a review of three quarters of incident data",
