@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 
+import pandas as pd
 import pytest
 from conftest import ROOT
 
@@ -24,7 +25,7 @@ def test_parts_and_bad_arguments():
 @pytest.mark.slow
 def test_evaluate_full_on_two_processes_equals_the_plain_serial_path():
     cases = load_cases(ROOT / "datasets" / "opscorpus" / "cases.jsonl")
-    cases = [cases[0], cases[len(cases) // 2]]
+    cases = [cases[0], next(c for c in cases if c.answerable and c.reject)]  # the second has rejected sources
     fast, timings = evaluate_full(cases, functools.partial(course_index, progress=False),
                                   placements=("pipeline",), workers=2, progress=False)
     index, reranker = course_index(progress=False), get_reranker()
@@ -37,5 +38,8 @@ def test_evaluate_full_on_two_processes_equals_the_plain_serial_path():
         return report.frame.drop(columns=["seconds"]).astype(str).to_dict("records")
 
     assert rows(fast["pipeline"]) == rows(plain)
-    assert fast["pipeline"].counterfactuals.to_dict() == cf.to_dict()
+    # compared as frames: a pass rate of a counterfactual that applies to no case is NaN, and NaN != NaN
+    pd.testing.assert_frame_equal(fast["pipeline"].counterfactuals.table(), cf.table())
+    assert fast["pipeline"].counterfactuals.to_dict().keys() == cf.to_dict().keys()
+    assert cf.results["change_tenant"].applicable == len(cases)
     assert timings["workers"] == 2 and timings["pipeline"]["run"]["cpu_s"] > 0
