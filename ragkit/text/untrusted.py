@@ -50,7 +50,9 @@ _ADDRESSED = (
     r"|\b(assistants?|ai|llms?|language models?|chatbots?|bots?|automated readers?|agents?)\b\s*[:,]"
     r"|\b(for|to|attention|dear)\s+(any\s+|all\s+)?(ai|llm|automated|language model|assistant)"
     r"|\bif you are (an? )?(ai|llm|language model|assistant|bot|automated)"
-    r"|\b(you are now|act as|pretend to be)\b|\bfrom now on,? (answer|reply|say|respond|tell)\b"
+    # "act as" only as an imperative opening a sentence: "may not act as second approver" is policy
+    r"|\b(you are now|pretend to be)\b|(?:\A|[.!?:\n]\s*)act as\b"
+    r"|\bfrom now on,? (answer|reply|say|respond|tell)\b"
     r"|\b(system (prompt|override|message)|new instructions?|maintenance mode)\b"
 )
 
