@@ -41,6 +41,7 @@ from typing import Any
 import yaml
 
 from ragkit.core.errors import LoadError
+from ragkit.core.records import Envelope
 
 __all__ = [
     "read_text",
@@ -50,7 +51,6 @@ __all__ = [
     "read_pdf_document",
     "html_to_text",
     "html_envelope",
-    "ENVELOPE_LIST_FIELDS",
     "HTML_META_PREFIX",
     "HTML_SCRIPT_TYPE",
     "PDF_ENVELOPE_KEY",
@@ -65,8 +65,6 @@ HTML_SCRIPT_TYPE = "application/ragkit+json"
 PDF_ENVELOPE_KEY = "/ragkit_envelope"
 #: PDF document-information entries ``/ragkit_<field>``: one envelope field each.
 PDF_FIELD_PREFIX = "/ragkit_"
-#: Envelope fields that hold lists (comma-separated or a JSON array when given as one string).
-ENVELOPE_LIST_FIELDS = ("entities", "acl_groups", "supersedes", "superseded_by", "conditions", "links")
 
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
 _HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
@@ -210,7 +208,7 @@ def _json_object(raw: str, file: Path, line: int | None, where: str) -> dict[str
 def _field_value(name: str, raw: str, file: Path, line: int | None, where: str) -> Any:
     """One envelope field given as a string: lists from a JSON array or commas, ``extra`` from JSON."""
     text = raw.strip()
-    if name in ENVELOPE_LIST_FIELDS:
+    if name in Envelope.LIST_FIELDS:
         if text.startswith("["):
             try:
                 value = json.loads(text)
@@ -304,7 +302,7 @@ def html_envelope(html: str, file: Path) -> tuple[dict[str, Any], dict[str, int]
         if name in fields and name not in from_meta:
             raise LoadError(str(file), f"envelope field '{name}' is set twice (in the JSON script on "
                             f"line {lines[name]} and in a meta tag); keep one", line=line, field=name)
-        if name in fields and name in ENVELOPE_LIST_FIELDS:
+        if name in fields and name in Envelope.LIST_FIELDS:
             fields[name] = list(fields[name]) + list(value)  # repeated tags add up
             continue
         if name in fields:
