@@ -67,3 +67,21 @@ def test_names_around_the_question_are_not_what_it_asks() -> None:
     event = parse_task(complaint, tenant="acme", as_of="2025-06-30")
     assert "weekend" in event.words and "weekend" not in event.predicate  # the description finds the event
     assert frame.qualifiers == ("GBP",)
+
+
+def test_a_name_a_yes_no_question_proposes_is_not_what_the_evidence_must_name() -> None:
+    from ragkit.text.asking import proposed_names
+
+    assert proposed_names("Is Hakimi the assignee on OPS-1847?") == ("Hakimi",)
+    assert proposed_names("Was Vasquez-Lind still the person to call?") == ("Vasquez-Lind",)
+    assert proposed_names("Who is the assignee on OPS-1847?") == ()  # not a yes/no question
+    assert proposed_names("Is Acme's cutoff still 11:15?") == ()  # Acme is what it is about
+    frame = parse_task("Is Hakimi the assignee on OPS-1847?", tenant="acme")
+    assert "Hakimi" not in frame.names and frame.identifiers == ("OPS-1847",)
+    assert asked_forms("Is Hakimi the assignee on OPS-1847?")[0] == "person"
+
+
+def test_a_currency_named_in_words_qualifies_like_its_code() -> None:
+    frame = parse_task("By what time do Acme's US dollar payments have to be in?", tenant="acme")
+    assert frame.qualifiers == ("USD",) and "usd" in frame.words
+    assert parse_task("Zloty cutoff for Umbrella this week?", tenant="umbrella").qualifiers == ("PLN",)

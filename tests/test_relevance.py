@@ -94,3 +94,27 @@ def test_cue_patterns() -> None:
 def test_codes_are_three_capitals_that_are_not_clock_words() -> None:
     found = [c for c in CODE.findall("EUR at 16:00 CET, GBP-1 and CHF; API") if c not in NOT_CODES]
     assert found == ["EUR", "CHF"]  # CET and API are not codes; GBP-1 is part of an identifier
+
+
+def test_a_sentence_about_a_sibling_contrasts_with_the_question() -> None:
+    from ragkit.text.relevance import contrasting
+
+    disputes = "Questions from Hooli's disputes team are answered within 6 business hours."
+    assert contrasting("How fast do we answer a question from Hooli's treasury team?", disputes, disputes)
+    assert contrasting("How fast do we answer Hooli's disputes team?", disputes, disputes) is None
+    # a verb after a modal, a possessive owner and a phrase-opening word are no modifiers
+    rule = "Nobody may exceed a retention period of 6 years."
+    assert contrasting("What is the platform's retention period?", rule, rule) is None
+    onboarding = "Onboarding reviews for new Globex merchants are completed within 5 business days."
+    q = "Once a merchant's application is complete, how long can its onboarding review take?"
+    assert contrasting(q, onboarding, onboarding) is None
+    notice = "Notice deadline: 90 minutes."
+    assert contrasting("What is the daily deadline for a report?", notice, notice) == "daily deadline"
+
+
+def test_currency_names_are_read_as_codes() -> None:
+    from ragkit.text.relevance import named_codes, with_codes
+
+    assert with_codes("Canadian dollars and US dollars") == "CAD and USD"
+    assert named_codes("Has Tyrell's euro batch moved to the 15:00 close?") == ["EUR"]
+    assert named_codes("Is the CET close the same?") == []  # a time zone is not a code the question is about

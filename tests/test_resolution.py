@@ -401,11 +401,12 @@ def test_agreement_with_every_conflict_tagged_case() -> None:
     assert sum(r.selected_ok for r in results) >= n - 2
     assert sum(r.reasons_ok for r in results) >= n - 2
     # On the long documents the value reader is the weak part (measured 5/15 values, 8/15 selected sets,
-    # 15/15 reasons on 2 December: quantities such as "2 payout files" are not typed values, and a whole
-    # handbook section holds many candidates). These bars keep that figure from falling unnoticed.
+    # 15/15 reasons on 2 December; 11/15, 12/15 and 15/15 once a count names what it counts, "how
+    # many X" needs a count of X, and a sibling's sentence ("disputes team" for "treasury team") is set
+    # aside). These bars keep that figure from falling unnoticed.
     long_results = [compare_record(c, resolve_case(c, docs)) for c in shelf]
     assert sum(r.reasons_ok for r in long_results) == len(shelf)
-    assert sum(r.value_ok for r in long_results) >= 5 and sum(r.selected_ok for r in long_results) >= 8
+    assert sum(r.value_ok for r in long_results) >= 10 and sum(r.selected_ok for r in long_results) >= 11
     story = {r.case_id: r for r in results}
     unanswerable = [
         c for c in load_cases(ROOT / "datasets" / "opscorpus" / "cases.jsonl") if not c.answerable

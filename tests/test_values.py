@@ -181,3 +181,27 @@ def test_value_pattern_tables() -> None:
 
 def test_a_table_label_is_not_a_person_but_a_surname_is() -> None:
     assert [v.surface for v in read_values("| Owner | Esterhazy |", "id")] == ["Esterhazy"]
+
+
+def test_a_count_is_a_number_of_a_plural_noun() -> None:
+    text = "At most 3 closed batches may be reopened; clause 14.3 applies to 2 payout files in Q2 2026."
+    got = [(v.form, v.surface) for v in read_values(text, "text")]
+    # a clause number (14.3) and a year (2026) count nothing
+    assert got == [("count", "3 closed batches"), ("count", "2 payout files")]
+    got = [v.surface for v in read_values("retried 8 times; 3 is the number; version 2 was", "text")]
+    assert got == ["8 times"]
+
+
+def test_durations_in_business_hours_and_not_clause_numbers() -> None:
+    got = [v.surface for v in read_values("answered within 6 business hours; 7.4 Business hours", "text")]
+    assert got == ["6 business hours"]
+
+
+def test_how_many_names_the_unit_that_answers() -> None:
+    from ragkit.text.values import asked_unit
+
+    assert asked_unit("How many closed batches of one tenant may be reopened?") == "batches"
+    assert asked_unit("How many business days do we have?") == "business days"
+    assert asked_unit("How many calendar days did we have?") == "calendar days"
+    assert asked_unit("Thanks. How many payout files could be released again?") == "files"
+    assert asked_unit("What is the cap on reopened batches?") is None

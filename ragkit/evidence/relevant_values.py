@@ -35,12 +35,13 @@ from ragkit.text.relevance import (
     NOT_CODES,
     ROOT_CAUSE,
     context,
+    contrasting,
     is_heading_or_table_head,
     mentions,
 )
 from ragkit.text.value_patterns import FORM_KIND
-from ragkit.text.values import Value, read_values, sentence_at, sentence_spans
-from ragkit.text.words import id_shape, word_stems
+from ragkit.text.values import Value, asked_unit, read_values, sentence_at, sentence_spans
+from ragkit.text.words import id_shape, stem, word_stems
 
 __all__ = ["read_relevant_values"]
 
@@ -53,6 +54,7 @@ def read_relevant_values(r: Resolution) -> None:
     """Read each open item's relevant value into ``value``, ``score`` and ``matched`` (rule 6)."""
     if not r.forms and not r.causal and not r.deontic and r.fit is not None:
         _infer_forms(r)
+    unit = asked_unit(r.question)
     for it in r.alive():
         candidates: list[tuple[float, Value, frozenset[str], str]] = []
         text = it.ev.text
@@ -72,6 +74,8 @@ def read_relevant_values(r: Resolution) -> None:
                 continue
             if r.shape and v.form == "id" and id_shape(v.surface) != r.shape:
                 continue  # "which commit" is answered by a hash, not by an account or a ticket key
+            if unit and v.form in ("count", "duration") and not _counts(v.surface, unit):
+                continue  # "3 payout files" does not answer "how many closed batches"
             if r.codes and not _about_asked_code(r, text, v.start):
                 it.off_code = True
                 continue  # "| DKK | 10:30 |" does not answer a question about CHF
@@ -84,6 +88,8 @@ def read_relevant_values(r: Resolution) -> None:
             if v.form == "person" and v.surface.lower() in r.tenants:
                 continue  # a tenant's name is not a person's
             situated = sentence + "\n" + context(text, a)
+            if contrasting(r.ask, sentence, situated + " " + it.ev.envelope.title):
+                continue  # "disputes team" where the question asks about the treasury team
             matched = word_stems(situated) & r.predicate
             conditional = any(c.lower() in sentence.lower() for c in it.ev.envelope.conditions)
             score = float(len(matched)) + (2 if conditional else 0)
@@ -190,6 +196,18 @@ def _linked_from_named(r: Resolution) -> list[Item]:
                 reached.append(nxt)
                 frontier.append(nxt)
     return reached
+
+
+def _counts(surface: str, unit: str) -> bool:
+    """Whether a count or duration counts ``unit`` (``"2 closed batches"`` counts ``batches``;
+    "times" and "attempts" count tries of anything)."""
+    if unit in ("times", "attempts", "tries"):
+        return True
+    want = unit.split()
+    have = surface.lower().split()[-len(want):]
+    if len(have) != len(want):
+        return False
+    return all(stem(h.rstrip("s")) == stem(w.rstrip("s")) for h, w in zip(have, want, strict=True))
 
 
 def _about_asked_code(r: Resolution, text: str, position: int) -> bool:

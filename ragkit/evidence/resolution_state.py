@@ -30,7 +30,7 @@ from ragkit.evidence.fit import SentenceFit
 from ragkit.evidence.spans import Evidence
 from ragkit.text.asking import ask_of, is_yes_no
 from ragkit.text.profile_views import ProfileMap
-from ragkit.text.relevance import CAUSAL_QUESTION, CODE, DEONTIC_QUESTION, NOT_CODES, mentions, question_terms
+from ragkit.text.relevance import CAUSAL_QUESTION, DEONTIC_QUESTION, mentions, named_codes, question_terms
 from ragkit.text.values import Value, asked_forms, asked_id_shape, asked_kind, read_values
 from ragkit.text.words import stem
 
@@ -173,7 +173,8 @@ class Resolution:
         self.items = list(seen.values())
         self.to_confirm: list[str] = []
         self.unresolved: list[Conflict] = []
-        self.terms = question_terms(ask)
+        named = named_codes(ask)  # "US dollar" names USD
+        self.terms = question_terms(ask) | {stem(c.lower()) for c in named}
         tenants = {i.ev.envelope.tenant for i in self.items} - {GLOBAL_TENANT}
         self.tenants = {t.lower() for t in tenants}
         if self.scope is not None and self.scope.tenant not in ("*", GLOBAL_TENANT):
@@ -181,9 +182,11 @@ class Resolution:
         self.asked_tenants = {t for t in tenants if mentions(question, t)}
         self.predicate = self.terms - {stem(t) for t in tenants}
         self.ids = [v.surface for v in read_values(question, forms=("id",))]
-        self.codes = {c for c in re.findall(CODE, ask) if c not in NOT_CODES}
+        self.codes = set(named)
         # what the question names: codes (EUR, GBP), identifiers, tenants; see the neighbouring-fact rule
-        self.entities = set(re.findall(r"\b[A-Z]{2,5}\b", ask)) | set(self.ids) | self.asked_tenants
+        self.entities = (
+            set(re.findall(r"\b[A-Z]{2,5}\b", ask)) | self.codes | set(self.ids) | self.asked_tenants
+        )
 
     def alive(self) -> list[Item]:
         """The items not rejected (yet)."""

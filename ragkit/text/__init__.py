@@ -36,10 +36,13 @@ from ragkit.text.relevance import (
     ROOT_CAUSE,
     condition_event,
     context,
+    contrasting,
     is_heading_or_table_head,
     mentions,
+    named_codes,
     named_month,
     question_terms,
+    with_codes,
 )
 from ragkit.text.taskparse import (
     TaskFrame,
@@ -74,6 +77,7 @@ from ragkit.text.values import (
     asked_forms,
     asked_id_shape,
     asked_kind,
+    asked_unit,
     read_values,
     sentence_at,
     sentence_spans,
@@ -178,4 +182,8 @@ __all__ = [
     "stem",
     "word_stems",
     "wrap_untrusted",
+    "contrasting",
+    "named_codes",
+    "with_codes",
+    "asked_unit",
 ]

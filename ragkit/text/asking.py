@@ -32,7 +32,7 @@ import re
 
 from ragkit.text.words import TASK_STOPWORDS
 
-__all__ = ["message_sentences", "ask_of", "is_yes_no"]
+__all__ = ["message_sentences", "ask_of", "is_yes_no", "proposed_names"]
 
 # a sentence ends at . ? ! (or a line break) followed by a space and an upper-case letter or digit
 _CUT = re.compile(r"(?<=[.?!])\s+(?=[A-Z0-9\"'(])|\n+")
@@ -94,3 +94,26 @@ def is_yes_no(message: str) -> bool:
         (_YES_NO.match(q) or _TAG.search(q)) and not _REQUEST.match(q) and not _WH.search(q)
         for q in questions
     )
+
+
+# "Is Hakimi the assignee ...?": a name right after a form of "be", before the thing it is said to be
+_PROPOSED = re.compile(
+    r"^(?:[Ii]s|[Aa]re|[Ww]as|[Ww]ere)\s+([A-Z][A-Za-z]+(?:-[A-Z][A-Za-z]+)?)\s+(?:still\s+)?(?:the|a|an|our|their|its)\b"
+)
+
+
+def proposed_names(message: str) -> tuple[str, ...]:
+    """Names a yes/no question proposes as its answer ("Is Hakimi the assignee?" -> ``Hakimi``).
+
+    The proposed name is what the question checks, not what the evidence must be about: the
+    answer is whoever the sources name, Hakimi or not.
+
+    Example:
+        >>> proposed_names("Is Hakimi the assignee on OPS-1847?"), proposed_names("Is Acme on 11:00?")
+        (('Hakimi',), ())
+    """
+    if not is_yes_no(message):
+        return ()
+    ask = ask_of(message)
+    questions = [s for s in message_sentences(ask) if s.endswith("?")] or [ask]
+    return tuple(m.group(1) for q in questions if (m := _PROPOSED.match(q)))

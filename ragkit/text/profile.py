@@ -78,6 +78,9 @@ class CorpusProfile:
         id_shape_patterns: (named regexes) the shape of one whole identifier (:func:`ragkit.text.id_shape`).
         identifier_examples: (roles) shape -> a few identifiers of that shape seen in the corpus
             (informational: what :func:`ragkit.text.derive_profile` found; no module reads it).
+        code_names: (groups) a code and the names it goes by in questions (``USD``, ``dollar``,
+            ``us dollar``): a question that names one asks about the code
+            (:func:`ragkit.text.named_codes`).
         synonyms: (groups) 5-letter stems of one meaning; the first names the class
             (:func:`ragkit.text.stem`).
         frame_words: (words) words that frame nearly every question of the corpus (``settlement``,
@@ -129,6 +132,7 @@ class CorpusProfile:
     id_value_pattern: str = r"`[^`\n]{2,60}`"
     id_shape_patterns: tuple[tuple[str, str], ...] = ()
     identifier_examples: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    code_names: tuple[tuple[str, ...], ...] = ()
     synonyms: tuple[tuple[str, ...], ...] = ()
     frame_words: tuple[str, ...] = ()
     generic_words: tuple[str, ...] = ()
@@ -185,7 +189,8 @@ PROFILE_FIELDS: dict[str, str] = {
     "name": "str", "source_types": "words", "authority_ranks": "ranks", "source_roles": "roles",
     "statuses": "regex words", "currencies": "regex words", "task_id_patterns": "named regexes",
     "id_value_pattern": "regex", "id_shape_patterns": "named regexes", "identifier_examples": "roles",
-    "synonyms": "groups", "frame_words": "words", "generic_words": "words", "not_people": "words",
+    "code_names": "groups", "synonyms": "groups", "frame_words": "words", "generic_words": "words",
+    "not_people": "words",
     "not_codes": "words", "contradiction_terms": "words", "contradiction_rounds": "groups",
     "condition_stopwords": "words", "ask_rules": "ask rules", "asked_shapes": "named regexes",
     "instruction_sources": "regex words",

@@ -21,8 +21,8 @@ from __future__ import annotations
 import re
 
 from ragkit.text.normalise import MONTH_NUMBER
-from ragkit.text.profile_views import ProfileRegex, ProfileWords
-from ragkit.text.words import QUESTION_STOPWORDS, WEEKDAYS, stem
+from ragkit.text.profile_views import ProfileRegex, ProfileSeq, ProfileWords
+from ragkit.text.words import QUESTION_STOPWORDS, TASK_STOPWORDS, WEEKDAYS, compound_stems, stem
 
 __all__ = [
     "MONTH_NAMES",
@@ -36,7 +36,10 @@ __all__ = [
     "DEONTIC",
     "CODE",
     "NOT_CODES",
+    "named_codes",
+    "with_codes",
     "question_terms",
+    "contrasting",
     "context",
     "is_heading_or_table_head",
     "mentions",
@@ -87,6 +90,44 @@ DEONTIC = ProfileRegex("deontic_cues", re.IGNORECASE)
 #: A sentence names the root cause (the profile's ``root_cause_cues``).
 ROOT_CAUSE = ProfileRegex("root_cause_cues", re.IGNORECASE)
 
+#: (pattern, code) for every name of the profile's ``code_names``, longest name first.
+_CODE_NAMES: ProfileSeq[tuple[re.Pattern[str], str]] = ProfileSeq(
+    lambda p: (
+        (re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])", re.IGNORECASE), code)
+        for name, code in sorted(((n, g[0]) for g in p.code_names for n in g[1:]), key=lambda nc: -len(nc[0]))
+    )
+)
+
+
+def with_codes(text: str) -> str:
+    """``text`` with every name of the profile's ``code_names`` written as its code.
+
+    Example:
+        >>> with_codes("By what time do US dollar payments close? And zloty ones?")
+        'By what time do USD payments close? And PLN ones?'
+    """
+    taken: list[tuple[int, int, str]] = []
+    for pattern, code in _CODE_NAMES:  # longest names first: "Canadian dollar" before "dollar"
+        for m in pattern.finditer(text):
+            if not any(a < m.end() and m.start() < b for a, b, _ in taken):
+                taken.append((m.start(), m.end(), code))
+    for a, b, code in sorted(taken, reverse=True):
+        text = text[:a] + code + text[b:]
+    return text
+
+
+def named_codes(text: str) -> list[str]:
+    """The codes ``text`` names: written as codes (``EUR``) or by a name of the profile's
+    ``code_names`` ("US dollar" -> ``USD``: :func:`with_codes`), in order of first mention.
+
+    Example:
+        >>> named_codes("Is the zloty cutoff later than the EUR one?")
+        ['PLN', 'EUR']
+    """
+    found = [m.group(0) for m in CODE.finditer(with_codes(text))]
+    return list(dict.fromkeys(c for c in found if c not in NOT_CODES))
+
+
 MONTH_NAMES = sorted(MONTH_NUMBER, key=MONTH_NUMBER.__getitem__)
 
 
@@ -135,3 +176,83 @@ def mentions(text: str, word: str) -> bool:
         (True, False)
     """
     return re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", text, re.IGNORECASE) is not None
+
+
+#: Modifiers that rate or place a thing rather than tell it from its siblings ("the *current*
+#: cutoff"): never a contrast.
+_NOT_CONTRASTING = frozenset(
+    "current latest present actual usual normal standard default maximum minimum total overall exact "
+    "whole given same other first last next previous final official formal real main specific "
+    "particular general single each every".split()
+)
+_WORD = re.compile(r"[a-z][a-z]+(?:-[a-z]+)*")
+
+
+# a word after a modal or "to" is a verb ("may exceed the retention period"), not a modifier
+_VERB_BEFORE = frozenset("may must can shall will should would could to not never does did do".split())
+
+
+_DETERMINERS = frozenset("the a an our their its your my his her this that these those".split())
+
+
+def _pairs(text: str, *, in_noun_phrase: bool = False) -> list[tuple[str, str]]:
+    """Adjacent (modifier, head) pairs of words in one phrase, lower case: no punctuation between
+    them, no possessive modifier ("platform's retention" is an owner, not a kind of retention) and
+    no modifier in a verb's place. ``in_noun_phrase``: only modifiers that follow a determiner or
+    an owner's name ("the *daily* deadline", "Hooli's *treasury* team")."""
+    out = []
+    parts = re.split(r"([^\w\s'-]+|'s\b)", text.lower())
+    for k in range(0, len(parts), 2):
+        words = _WORD.findall(parts[k])
+        owned = k > 0 and parts[k - 1] == "'s"  # a phrase after "'s" starts with what is owned
+        for n in range(1, len(words)):
+            if n >= 2 and words[n - 2] in _VERB_BEFORE:
+                continue
+            if in_noun_phrase and not (words[n - 2] in _DETERMINERS if n >= 2 else owned):
+                continue
+            out.append((words[n - 1], words[n]))
+    return out
+
+
+# function words the stop lists leave in (they are no modifiers: "within business days")
+_FUNCTION = frozenset(
+    "many much more most less least within both either neither ours yours theirs long often".split()
+)
+
+
+def _content(word: str) -> bool:
+    return (
+        len(word) >= 4
+        and word not in TASK_STOPWORDS
+        and word not in QUESTION_STOPWORDS
+        and word not in _FUNCTION
+    )
+
+
+def contrasting(question: str, sentence: str, situated: str) -> str | None:
+    """The question's phrase that ``sentence`` swaps for a sibling's, or ``None``.
+
+    A sentence that says "disputes team" where the question asks about the "treasury team" (and
+    never names the treasury) states a neighbouring fact: the same head word with another
+    modifier. Codes are judged elsewhere (:data:`CODE`); modifiers that rate rather than tell
+    apart ("current", "maximum") never contrast.
+
+    Example:
+        >>> s = "Questions from Hooli's disputes team are answered within 6 business hours."
+        >>> contrasting("How fast do we answer Hooli's treasury team?", s, s)
+        'treasury team'
+        >>> contrasting("How fast do we answer Hooli's disputes team?", s, s) is None
+        True
+    """
+    have = compound_stems(situated)
+    found: dict[str, set[str]] = {}
+    for mod, head in _pairs(sentence):
+        if _content(mod) and _content(head) and mod not in _NOT_CONTRASTING:
+            found.setdefault(head.removesuffix("s"), set()).add(stem(mod))
+    for mod, head in _pairs(question, in_noun_phrase=True):
+        if not (_content(mod) and _content(head)) or mod in _NOT_CONTRASTING:
+            continue
+        others = found.get(head.removesuffix("s"))  # the same noun ("team"), not a kin ("confirms")
+        if others and stem(mod) not in others and not (compound_stems(mod) & have):
+            return f"{mod} {head}"
+    return None

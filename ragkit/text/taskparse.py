@@ -36,9 +36,10 @@ from dataclasses import dataclass, field
 
 from ragkit.core.errors import ValidationError
 from ragkit.core.records import parse_time
-from ragkit.text.asking import ask_of
+from ragkit.text.asking import ask_of, proposed_names
 from ragkit.text.normalise import MONTHS
 from ragkit.text.profile_views import ProfileRegex
+from ragkit.text.relevance import with_codes
 from ragkit.text.words import TASK_ID_PATTERNS, TASK_STOPWORDS, WEEKDAYS, prefix5
 
 __all__ = [
@@ -272,6 +273,7 @@ def parse_task(task: str, *, tenant: str = "*", as_of: object = None) -> TaskFra
     month_words = set(MONTHS) | {m[:3] for m in MONTHS} | set(WEEKDAYS)
     # capitalised words that do not open the sentence, plus possessives anywhere
     names: list[str] = []
+    proposed = set(proposed_names(task))
     for m in re.finditer(r"(?<![\w'])([A-Z][a-z][A-Za-z\-]+)('s)?", task):
         word = m.group(1)
         opener = m.start() == 0 or bool(re.search(r"[.?!:]\s*$", task[: m.start()]))
@@ -281,6 +283,8 @@ def parse_task(task: str, *, tenant: str = "*", as_of: object = None) -> TaskFra
             continue
         if opener and not m.group(2):
             continue
+        if word in proposed:
+            continue  # "Is Hakimi the assignee?" checks Hakimi: the evidence need not name him
         names.append(word)
     lowered_tenant = tenant.lower()
     tenant_named = any(n.lower() == lowered_tenant for n in names) or bool(
@@ -299,9 +303,11 @@ def parse_task(task: str, *, tenant: str = "*", as_of: object = None) -> TaskFra
     name_words = {n.lower() for n in names} | {lowered_tenant} | month_words
     predicate = tuple(w for w in words if w not in name_words and w in asked)
     valid_at = None if event else (date or (moment.date().isoformat() if moment else None))
+    coded = with_codes(ask)  # "US dollar" names USD
     qualifiers = tuple(
-        dict.fromkeys(m for m in re.findall(r"\b[A-Z]{2,5}\b", ask) if not any(m in v for v in id_values))
+        dict.fromkeys(m for m in re.findall(r"\b[A-Z]{2,5}\b", coded) if not any(m in v for v in id_values))
     )
+    words += [c.lower() for c in qualifiers if c not in ask and c.lower() not in words]
     return TaskFrame(
         task=task,
         qualifiers=qualifiers,

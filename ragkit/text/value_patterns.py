@@ -66,6 +66,11 @@ MONTH_WORDS = "|".join(
 #: ``statuses``).
 STATUS_WORDS = ProfileText(lambda p: "|".join(p.statuses))
 
+#: Words ending in "s" that are not plural nouns (a count is a number of something).
+_NOT_PLURAL = (
+    "was|has|does|goes|this|its|his|is|as|us|thus|plus|less|unless|across|towards|afterwards|always|perhaps"
+)
+
 #: What each form of :data:`FORMS` looks like in a text (``id`` is
 #: :data:`ragkit.text.words.ID_VALUE_PATTERN`).
 FORM_PATTERNS: dict[str, re.Pattern[str] | ProfileRegex] = {
@@ -90,13 +95,20 @@ FORM_PATTERNS: dict[str, re.Pattern[str] | ProfileRegex] = {
         r"|(?<=\| )[A-Z][a-z]{2,}(?:-[A-Z][a-z]+)?\b(?=(?:\s+[A-Z][a-z]+)?\s*\|)"
     ),
     "status": ProfileRegex("statuses", re.IGNORECASE, lambda s: rf"(?<![\w-])(?:{s})(?![\w-])"),
+    # (units in lower case: "7.4 Business hours" opens a numbered clause)
     "duration": re.compile(
-        r"\b\d+(?:\.\d+)?\s*(?:business days?|working days?|seconds?|minutes?|hours?|days?|weeks?|"
-        r"months?|years?)\b",
-        re.IGNORECASE,
+        r"\b\d+(?:\.\d+)?\s*(?:(?:business|working|calendar) (?:days?|hours?)|seconds?|minutes?|hours?|"
+        r"days?|weeks?|months?|years?)\b",
     ),
     "percentage": re.compile(r"\b\d+(?:\.\d+)?\s?%"),
-    "count": re.compile(r"\b\d+\s+(?:attempts?|retries|tries|times|approvers?|signatures?)\b", re.IGNORECASE),
+    # a number counting a plural noun, with up to two words before it ("4 attempts", "3 closed
+    # batches", "2 payout files"); never a clause number ("14.3 applies"), a year or a grouped amount
+    "count": re.compile(
+        r"(?<![\d.,:/-])\b(?!(?:19|20)\d\d\b)\d{1,4}\s+(?:(?!(?:of|and|or|to|in|on|at|for|per|by|the|a|an)\b)[a-z][a-z-]*\s+){0,2}?"
+        rf"(?!(?:{_NOT_PLURAL})\b)[a-z][a-z-]*[a-rt-z]s\b"
+        r"|\b\d+\s+(?:times|tries)\b",
+        re.IGNORECASE,
+    ),
 }
 
 #: Capitalised words that are not people: months, weekdays and the profile's ``not_people``

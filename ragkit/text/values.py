@@ -34,7 +34,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from ragkit.core.errors import ValidationError
-from ragkit.text.asking import ask_of, is_yes_no
+from ragkit.text.asking import ask_of, is_yes_no, proposed_names
 from ragkit.text.normalise import VALUE_KINDS, normalise_value
 from ragkit.text.profile_views import ProfileSeq
 from ragkit.text.value_patterns import CURRENCIES, FORM_KIND, FORM_PATTERNS, FORMS, KIND_FORMS, NOT_PEOPLE
@@ -45,6 +45,7 @@ __all__ = [
     "asked_kind",
     "asked_forms",
     "asked_id_shape",
+    "asked_unit",
     "sentence_spans",
     "sentence_at",
 ]
@@ -177,6 +178,8 @@ def asked_forms(question: str) -> tuple[str, ...]:
             break
     if is_yes_no(question):
         proposed = [v.form for v in read_values(ask) if v.form != "id" or v.form in ruled]
+        if proposed_names(question):
+            proposed.insert(0, "person")  # "Is Hakimi the assignee?" asks who is
         if proposed:
             return tuple(dict.fromkeys([*proposed, *ruled]))
     return ruled
@@ -208,6 +211,36 @@ def asked_id_shape(question: str) -> str | None:
             if re.search(pattern, text):
                 return shape
     return None
+
+
+_HOW_MANY = re.compile(r"\bhow many\s+((?:[a-z][a-z-]*\s*){1,3})")
+#: Words that end the noun phrase after "how many" (a verb, a preposition).
+_PHRASE_END = re.compile(
+    r"\b(?:of|do|does|did|can|could|may|might|must|shall|should|will|would|is|are|was|were|have|has|had|"
+    r"per|in|on|for|before|after|to|at|from|with|within|by|a|an|the|we|you|they|it)\b.*"
+)
+
+
+def asked_unit(question: str) -> str | None:
+    """The noun a "how many" question counts ("how many closed batches" -> ``"batches"``), or ``None``.
+
+    A count or a duration answers it only when it counts the same thing: "3 payout files" does not
+    answer "how many closed batches", nor "4 weeks" "how many business days". Only the part of
+    a message that asks is read (:func:`ragkit.text.asking.ask_of`).
+
+    Example:
+        >>> asked_unit("How many closed batches of one tenant may be reopened?")
+        'batches'
+        >>> asked_unit("How many business days?")
+        'business days'
+        >>> asked_unit("How many times may a payout be retried?"), asked_unit("What is the cap?")
+        ('times', None)
+    """
+    m = _HOW_MANY.search(ask_of(question).lower())
+    words = _PHRASE_END.sub("", m.group(1)).split() if m else []
+    if len(words) >= 2 and words[-2] in ("business", "working", "calendar"):
+        return " ".join(words[-2:])  # a business day is not a calendar day
+    return words[-1] if words else None
 
 
 def asked_kind(question: str) -> str:
