@@ -85,3 +85,26 @@ def test_a_currency_named_in_words_qualifies_like_its_code() -> None:
     frame = parse_task("By what time do Acme's US dollar payments have to be in?", tenant="acme")
     assert frame.qualifiers == ("USD",) and "usd" in frame.words
     assert parse_task("Zloty cutoff for Umbrella this week?", tenant="umbrella").qualifiers == ("PLN",)
+
+
+def test_a_rule_question_is_searched_by_its_question_not_by_the_story_around_it() -> None:
+    from ragkit.text.asking import questions_of
+
+    message = (
+        "Umbrella's AP team is annoyed because a supplier payment in PLN missed the batch yesterday; "
+        "they say they submitted at 12:05. What is their PLN cutoff right now?"
+    )
+    assert questions_of(message) == "What is their PLN cutoff right now?"
+    frame = parse_task(message, tenant="umbrella")
+    assert not frame.event and "missed" not in frame.words and "umbrella" in frame.words
+    assert frame.qualifiers == ("PLN",)  # "AP" says who is asking, not what the answer is about
+    # an event is still found by everything the message says about it
+    event = parse_task("Acme's batch failed in May. The complaint was weekend sales. Why?", tenant="acme")
+    assert "weekend" in event.words
+
+
+def test_y_plurals_stem_like_their_singular() -> None:
+    from ragkit.text.words import stem
+
+    assert stem("retries") == stem("retry") == stem("retried")
+    assert stem("policies") == stem("policy")

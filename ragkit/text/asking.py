@@ -32,7 +32,7 @@ import re
 
 from ragkit.text.words import TASK_STOPWORDS
 
-__all__ = ["message_sentences", "ask_of", "is_yes_no", "proposed_names"]
+__all__ = ["message_sentences", "ask_of", "questions_of", "is_yes_no", "proposed_names"]
 
 # a sentence ends at . ? ! (or a line break) followed by a space and an upper-case letter or digit
 _CUT = re.compile(r"(?<=[.?!])\s+(?=[A-Z0-9\"'(])|\n+")
@@ -80,6 +80,20 @@ def ask_of(message: str) -> str:
         if leans and n > 0:
             keep.add(n - 1)
     return " ".join(sentences[n] for n in sorted(keep))
+
+
+def questions_of(message: str) -> str:
+    """The sentences of ``message`` that end in a question mark (the whole message if none does).
+
+    Unlike :func:`ask_of`, the sentence a question leans on is left out: it says who "their"
+    is, not what is asked.
+
+    Example:
+        >>> questions_of("They submitted at 12:05. What is their PLN cutoff now? Thanks")
+        'What is their PLN cutoff now?'
+    """
+    asking = [s for s in message_sentences(message) if s.rstrip().endswith("?")]
+    return " ".join(asking) if asking else message.strip()
 
 
 def is_yes_no(message: str) -> bool:

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 
 from ragkit.core.errors import ValidationError
 from ragkit.core.records import parse_time
-from ragkit.text.asking import ask_of, proposed_names
+from ragkit.text.asking import ask_of, proposed_names, questions_of
 from ragkit.text.normalise import MONTHS
 from ragkit.text.profile_views import ProfileRegex
 from ragkit.text.relevance import with_codes
@@ -290,20 +290,28 @@ def parse_task(task: str, *, tenant: str = "*", as_of: object = None) -> TaskFra
     tenant_named = any(n.lower() == lowered_tenant for n in names) or bool(
         re.search(r"\b(our|we|us)\b", task, re.IGNORECASE)
     )
+    named = [n.lower() for n in names]
     names = [n for n in names if n.lower() != lowered_tenant]
     date = _task_date(task)
     period = _task_period(task, moment, date)
     event = bool(_EVENT.search(ask)) or not _RULE.search(ask)
     # what happened is found by everything the message says about it ("the complaint was that
-    # weekend sales were missing"); a standing rule by the ask alone. What is asked of it is the
-    # ask's words either way
-    words = content_words(task if event else ask, drop=id_words)
+    # weekend sales were missing"); a standing rule by its question sentences and the names the ask
+    # gives them ("...they submitted at 12:05. What is their PLN cutoff?" asks Umbrella's PLN cutoff,
+    # not about the missed batch). What is asked of it is the ask's words either way
+    if event:
+        words = content_words(task, drop=id_words)
+    else:
+        words = content_words(questions_of(task), drop=id_words)
+        words += [w for w in named if w not in words]
     words = [w for w in words if not re.fullmatch(r"\d+(st|nd|rd|th)?", w)]
     asked = set(content_words(ask, drop=id_words))
     name_words = {n.lower() for n in names} | {lowered_tenant} | month_words
     predicate = tuple(w for w in words if w not in name_words and w in asked)
     valid_at = None if event else (date or (moment.date().isoformat() if moment else None))
-    coded = with_codes(ask)  # "US dollar" names USD
+    # the codes the questions name ("US dollar" names USD); an acronym in the sentence a question
+    # leans on says who is asking ("Umbrella's AP team"), not what the answer is about
+    coded = with_codes(questions_of(ask))
     qualifiers = tuple(
         dict.fromkeys(m for m in re.findall(r"\b[A-Z]{2,5}\b", coded) if not any(m in v for v in id_values))
     )

@@ -109,12 +109,15 @@ def prefix5(word: str) -> str:
 def stem(word: str) -> str:
     """A word's 5-letter prefix, mapped to its class in :data:`SAME_MEANING` if it has one.
 
-    The word is taken as given (lower-case it first).
+    The word is taken as given (lower-case it first). A final "-ies" or "-ied" is read as "-y"
+    first, so "retries" and "retried" stem like "retry".
 
     Example:
-        >>> stem("settlement"), stem("deployed"), stem("resolved")
-        ('settl', 'rolli', 'fix')
+        >>> stem("settlement"), stem("deployed"), stem("resolved"), stem("retries") == stem("retry")
+        ('settl', 'rolli', 'fix', True)
     """
+    if len(word) > 4 and word.endswith(("ies", "ied")):
+        word = word[:-3] + "y"
     out = word[:5] if len(word) >= 5 else word
     return _CANON.get_all().get(out, out)
 
