@@ -40,7 +40,7 @@ from ragkit.text.relevance import (
     mentions,
 )
 from ragkit.text.value_patterns import FORM_KIND
-from ragkit.text.values import Value, asked_unit, read_values, sentence_at, sentence_spans
+from ragkit.text.values import Value, read_values, sentence_at, sentence_spans
 from ragkit.text.words import id_shape, stem, word_stems
 
 __all__ = ["read_relevant_values"]
@@ -54,7 +54,6 @@ def read_relevant_values(r: Resolution) -> None:
     """Read each open item's relevant value into ``value``, ``score`` and ``matched`` (rule 6)."""
     if not r.forms and not r.causal and not r.deontic and r.fit is not None:
         _infer_forms(r)
-    unit = asked_unit(r.question)
     for it in r.alive():
         candidates: list[tuple[float, Value, frozenset[str], str]] = []
         text = it.ev.text
@@ -74,7 +73,7 @@ def read_relevant_values(r: Resolution) -> None:
                 continue
             if r.shape and v.form == "id" and id_shape(v.surface) != r.shape:
                 continue  # "which commit" is answered by a hash, not by an account or a ticket key
-            if unit and v.form in ("count", "duration") and not _counts(v.surface, unit):
+            if r.unit and v.form in ("count", "duration") and not _counts(v.surface, r.unit):
                 continue  # "3 payout files" does not answer "how many closed batches"
             if r.codes and not _about_asked_code(r, text, v.start):
                 it.off_code = True

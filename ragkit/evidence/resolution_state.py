@@ -1,8 +1,8 @@
 """The working state of one resolution: each delivered source as an :class:`Item`, and the question as read.
 
 :class:`Resolution` holds what every rule of :mod:`ragkit.evidence.resolution` reads and writes: the
-question read once (the forms and identifier shape it asks for, its content-word stems, the tenants,
-identifiers and codes it names, the caller's scope, ``as_of``), the items, and what stays
+question read once (the forms, identifier shape and counted unit it asks for, its content-word
+stems, the tenants, identifiers and codes it names, the caller's scope, ``as_of``), the items, and what stays
 unresolved or to confirm. Each rule (:mod:`ragkit.evidence.envelope_rules`,
 :mod:`ragkit.evidence.relevant_values`, :mod:`ragkit.evidence.authority`,
 :mod:`ragkit.evidence.roles`) moves items from ``open`` to ``rejected`` or ``selected``.
@@ -31,7 +31,7 @@ from ragkit.evidence.spans import Evidence
 from ragkit.text.asking import ask_of, is_yes_no
 from ragkit.text.profile_views import ProfileMap
 from ragkit.text.relevance import CAUSAL_QUESTION, DEONTIC_QUESTION, mentions, named_codes, question_terms
-from ragkit.text.values import Value, asked_forms, asked_id_shape, asked_kind, read_values
+from ragkit.text.values import Value, asked_forms, asked_id_shape, asked_kind, asked_unit, read_values
 from ragkit.text.words import stem
 
 #: Authority ranks (the profile's ``authority_ranks``; equal to :data:`ragkit.core.records.AUTHORITY_RANK`).
@@ -167,6 +167,7 @@ class Resolution:
         self.deontic = bool(DEONTIC_QUESTION.search(ask))
         self.kind = asked_kind(question)
         self.shape = asked_id_shape(ask) if "id" in self.forms else None
+        self.unit = asked_unit(question)  # "how many closed batches" counts batches
         seen: dict[str, Item] = {}
         for e in evidence:
             seen.setdefault(e.citation, Item(e))

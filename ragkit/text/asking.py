@@ -96,17 +96,21 @@ def questions_of(message: str) -> str:
     return " ".join(asking) if asking else message.strip()
 
 
+def _asking_sentences(message: str) -> list[str]:
+    """The question sentences of the ask of ``message`` (the ask itself if none ends in "?")."""
+    ask = ask_of(message)
+    return [s for s in message_sentences(ask) if s.endswith("?")] or [ask]
+
+
 def is_yes_no(message: str) -> bool:
     """Whether the ask of ``message`` is a yes/no question (auxiliary first, or a tag: ", right?").
 
     A polite request ("Can you tell me the date ...?") and a question that also asks what,
     which, who, when, where, why or how are not yes/no questions.
     """
-    ask = ask_of(message)
-    questions = [s for s in message_sentences(ask) if s.endswith("?")] or [ask]
     return any(
         (_YES_NO.match(q) or _TAG.search(q)) and not _REQUEST.match(q) and not _WH.search(q)
-        for q in questions
+        for q in _asking_sentences(message)
     )
 
 
@@ -128,6 +132,4 @@ def proposed_names(message: str) -> tuple[str, ...]:
     """
     if not is_yes_no(message):
         return ()
-    ask = ask_of(message)
-    questions = [s for s in message_sentences(ask) if s.endswith("?")] or [ask]
-    return tuple(m.group(1) for q in questions if (m := _PROPOSED.match(q)))
+    return tuple(m.group(1) for q in _asking_sentences(message) if (m := _PROPOSED.match(q)))

@@ -186,12 +186,9 @@ _NOT_CONTRASTING = frozenset(
     "particular general single each every".split()
 )
 _WORD = re.compile(r"[a-z][a-z]+(?:-[a-z]+)*")
-
-
 # a word after a modal or "to" is a verb ("may exceed the retention period"), not a modifier
 _VERB_BEFORE = frozenset("may must can shall will should would could to not never does did do".split())
-
-
+# what opens a noun phrase, before its modifier ("the *daily* deadline")
 _DETERMINERS = frozenset("the a an our their its your my his her this that these those".split())
 
 

@@ -24,6 +24,7 @@ __all__ = [
     "FORMS",
     "KIND_FORMS",
     "CURRENCIES",
+    "DURATION_QUALIFIERS",
     "MONTH_WORDS",
     "STATUS_WORDS",
     "FORM_PATTERNS",
@@ -66,6 +67,9 @@ MONTH_WORDS = "|".join(
 #: ``statuses``).
 STATUS_WORDS = ProfileText(lambda p: "|".join(p.statuses))
 
+#: Words that make a day or an hour a different unit ("3 business days" is not "3 days").
+DURATION_QUALIFIERS = ("business", "working", "calendar")
+
 #: Words ending in "s" that are not plural nouns (a count is a number of something).
 _NOT_PLURAL = (
     "was|has|does|goes|this|its|his|is|as|us|thus|plus|less|unless|across|towards|afterwards|always|perhaps"
@@ -97,8 +101,8 @@ FORM_PATTERNS: dict[str, re.Pattern[str] | ProfileRegex] = {
     "status": ProfileRegex("statuses", re.IGNORECASE, lambda s: rf"(?<![\w-])(?:{s})(?![\w-])"),
     # (units in lower case: "7.4 Business hours" opens a numbered clause)
     "duration": re.compile(
-        r"\b\d+(?:\.\d+)?\s*(?:(?:business|working|calendar) (?:days?|hours?)|seconds?|minutes?|hours?|"
-        r"days?|weeks?|months?|years?)\b",
+        rf"\b\d+(?:\.\d+)?\s*(?:(?:{'|'.join(DURATION_QUALIFIERS)}) (?:days?|hours?)|seconds?|minutes?|"
+        r"hours?|days?|weeks?|months?|years?)\b",
     ),
     "percentage": re.compile(r"\b\d+(?:\.\d+)?\s?%"),
     # a number counting a plural noun, with up to two words before it ("4 attempts", "3 closed

@@ -37,7 +37,15 @@ from ragkit.core.errors import ValidationError
 from ragkit.text.asking import ask_of, is_yes_no, proposed_names
 from ragkit.text.normalise import VALUE_KINDS, normalise_value
 from ragkit.text.profile_views import ProfileSeq
-from ragkit.text.value_patterns import CURRENCIES, FORM_KIND, FORM_PATTERNS, FORMS, KIND_FORMS, NOT_PEOPLE
+from ragkit.text.value_patterns import (
+    CURRENCIES,
+    DURATION_QUALIFIERS,
+    FORM_KIND,
+    FORM_PATTERNS,
+    FORMS,
+    KIND_FORMS,
+    NOT_PEOPLE,
+)
 
 __all__ = [
     "Value",
@@ -238,7 +246,7 @@ def asked_unit(question: str) -> str | None:
     """
     m = _HOW_MANY.search(ask_of(question).lower())
     words = _PHRASE_END.sub("", m.group(1)).split() if m else []
-    if len(words) >= 2 and words[-2] in ("business", "working", "calendar"):
+    if len(words) >= 2 and words[-2] in DURATION_QUALIFIERS:
         return " ".join(words[-2:])  # a business day is not a calendar day
     return words[-1] if words else None
 
