@@ -108,3 +108,36 @@ def test_y_plurals_stem_like_their_singular() -> None:
 
     assert stem("retries") == stem("retry") == stem("retried")
     assert stem("policies") == stem("policy")
+
+
+def test_a_question_in_the_present_asks_what_holds_not_what_happened() -> None:
+    from ragkit.text.asking import asks_present_state
+
+    assert asks_present_state("Are we still capped at 3 retries for payouts?")
+    assert asks_present_state("Can I approve a EUR 30,000 refund on my own?")  # permission holds now
+    assert asks_present_state("When does Tyrell's euro batch close these days?")
+    assert asks_present_state("Is Hakimi the assignee on OPS-1847?")  # a yes/no question checks a claim
+    assert not asks_present_state("Who fixed the rounding bug in June?")
+    # the caller's tenant named as "we" no longer makes a present question an event of that tenant
+    frame = parse_task("Are we still capped at 3 retries for payouts?", tenant="stark", as_of="2026-09-15")
+    assert not frame.event and frame.valid_at == "2026-09-15"
+    # a question in the past tense stays an event, whatever it proposes
+    assert parse_task("Did the OPS-7879 patch ship on 29 January?", tenant="wayne").event
+
+
+def test_a_tag_question_names_nothing_the_evidence_must_say() -> None:
+    from ragkit.text.asking import without_tag
+
+    message = "Umbrella's Polish zloty batch closes at noon CET, right?"
+    assert without_tag(message) == "Umbrella's Polish zloty batch closes at noon CET?"
+    assert is_yes_no(message)
+    frame = parse_task(message, tenant="umbrella")
+    assert frame.task == message  # the frame keeps the message as asked
+    assert "right" not in frame.words and "right" not in frame.predicate
+    assert "Polish" not in frame.names  # "Polish zloty" names a currency, not a party
+    assert frame.qualifiers == ("PLN",)  # a time zone narrows nothing: CET is no code of a thing
+
+
+def test_a_proposed_name_is_no_word_the_answer_must_state() -> None:
+    frame = parse_task("Is Hakimi the assignee on OPS-1847?", tenant="acme")
+    assert "hakimi" not in frame.predicate and "assignee" in frame.predicate

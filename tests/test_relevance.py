@@ -118,3 +118,38 @@ def test_currency_names_are_read_as_codes() -> None:
     assert with_codes("Canadian dollars and US dollars") == "CAD and USD"
     assert named_codes("Has Tyrell's euro batch moved to the 15:00 close?") == ["EUR"]
     assert named_codes("Is the CET close the same?") == []  # a time zone is not a code the question is about
+
+
+_ACCOUNTS = (
+    "## Accounts\n\n| Account | Currency | Bank |\n|---|---|---|\n"
+    "| acme-30361 | EUR | Pellucid Bank |\n| acme-25788 | USD | Solent Bank |\n"
+)
+
+
+def _cell(question: str, row_start: str) -> str | None:
+    from ragkit.text.relevance import table_cell
+
+    a = _ACCOUNTS.index(row_start)
+    b = _ACCOUNTS.index("\n", a)
+    span = table_cell(_ACCOUNTS, a, b, question)
+    return None if span is None else _ACCOUNTS[span[0] : span[1]]
+
+
+def test_a_table_row_answers_by_the_column_the_question_asks_for() -> None:
+    assert _cell("Which bank is acme-25788 held with?", "| acme-25788") == "Solent Bank"
+    # a reverse lookup: the question names the bank and the currency (as "dollar"), not the account
+    assert _cell("We keep a dollar account at Solent Bank. What's its id?", "| acme-25788") == "acme-25788"
+    # two columns the question does not name and no header it shares: no single cell answers
+    assert _cell("What do we know about acme-30361?", "| acme-30361") is None
+    # not a table row
+    assert _cell("Which bank?", "## Accounts") is None
+
+
+def test_a_proper_name_is_no_sibling_of_the_thing_asked_about() -> None:
+    from ragkit.text.relevance import contrasting
+
+    row = "| acme-25788 | USD | Solent Bank |"
+    question = "She wants us to chase the receiving bank. Which bank is that account with?"
+    assert contrasting(question, row, row) is None  # "Solent Bank" names a bank, not a kind of bank
+    other = "Questions from Hooli's disputes team are answered within 6 business hours."
+    assert contrasting("How fast do we answer Hooli's treasury team?", other, other) == "treasury team"

@@ -731,3 +731,52 @@ def test_a_column_header_is_not_a_value():
     assert [(r.reason, r.because) for r in record.rejected] == [
         ("neighbouring_fact", "holds no person value relevant to the question")
     ]
+
+
+# --------------------------------------------------------------------------------------
+# reading a question's proposed value, a table row's column, and sentences that do not answer
+
+
+def test_a_source_that_only_shares_the_proposed_values_unit_is_not_about_the_question() -> None:
+    service = ev("arch-rk", "| p95 batch duration | 33 minutes |", authority="engineering",
+                 effective_from="2025-01-01")
+    handbook = ev("hb-1", "The settlement lead once paused a payout run for 38 minutes.",
+                  authority="policy_owner", effective_from="2025-06-01")
+    record = resolve("Is reserve-keeper expected to finish a batch within 30 minutes at p95?",
+                     [service, handbook], as_of="2026-01-01")
+    # "minutes" is the unit of the value the question checks: the handbook shares nothing else with
+    # it, so its higher authority does not decide
+    assert record.decision is not None and record.decision.value == "33 minutes"
+
+
+def test_a_table_row_is_answered_by_the_asked_column() -> None:
+    table = ev("wiki-accounts", "## Accounts\n\n| Account | Currency | Bank |\n|---|---|---|\n"
+               "| acme-25788 | USD | Solent Bank |\n", authority="support", effective_from="2025-06-12")
+    record = resolve("Which bank is acme-25788 held with?", [table], as_of="2026-01-10")
+    assert record.decision is not None and record.decision.value == "solent bank"
+    reverse = resolve("Acme keeps a dollar account at Solent Bank. What's that account's id?", [table],
+                      as_of="2026-01-10")
+    assert reverse.decision is not None and reverse.decision.surface == "acme-25788"
+
+
+class _Fit:
+    """A stand-in for the cross-encoder: a sentence answers when it names the threshold."""
+
+    threshold = 0.0
+
+    def __call__(self, question: str, sentences: list[str]) -> list[float]:
+        return [2.0 if "threshold" in s else -1.0 for s in sentences]
+
+
+def test_a_sentence_that_does_not_answer_loses_before_authority_or_dates() -> None:
+    rule = ev("pol-refunds", "The second-approver threshold for refunds is EUR 25,000.",
+              authority="policy_owner", effective_from="2025-08-01")
+    story = ev("hb-ops", "A merchant asked us to release a held refund of EUR 14,050.",
+               authority="policy_owner", effective_from="2025-12-01")
+    question = "Can I approve a EUR 30,000 refund on my own?"
+    record = resolve(question, [rule, story], as_of="2026-01-20", fit=_Fit())  # type: ignore[arg-type]
+    assert record.decision is not None and record.decision.value == "EUR 25000"
+    assert reasons(record) == {"hb-ops": "neighbouring_fact"}
+    # without a judge of answering sentences, the later source of equal authority wins, as before
+    plain = resolve(question, [rule, story], as_of="2026-01-20")
+    assert plain.decision is not None and plain.decision.value == "EUR 14050"

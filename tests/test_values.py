@@ -205,3 +205,13 @@ def test_how_many_names_the_unit_that_answers() -> None:
     assert asked_unit("How many calendar days did we have?") == "calendar days"
     assert asked_unit("Thanks. How many payout files could be released again?") == "files"
     assert asked_unit("What is the cap on reopened batches?") is None
+
+
+def test_a_proposed_measure_is_checked_not_searched_for() -> None:
+    from ragkit.text.values import without_measures
+
+    question = "Is reserve-keeper expected to finish a batch within 30 minutes at p95?"
+    assert "minutes" not in without_measures(question) and "p95" in without_measures(question)
+    assert len(without_measures(question)) == len(question)  # offsets still point into the question
+    assert "retries" in without_measures("Are we still capped at 3 retries?")  # a count keeps its noun
+    assert "EUR" not in without_measures("Can I approve a EUR 30,000 refund?")

@@ -37,6 +37,9 @@ def decide(r: Resolution) -> Item | None:
     ]
     if not holders:
         return None
+    if r.forms and r.fit is not None:
+        _not_answering(r, holders)
+        holders = [h for h in holders if h.state != "rejected"]
     if r.forms:  # a value stated about fewer of the things the question names is a neighbouring fact
         for b in holders:
             wider = [
@@ -140,6 +143,31 @@ def decide(r: Resolution) -> Item | None:
                 winner.ev.citation,
             )
     return winner
+
+
+def _not_answering(r: Resolution, holders: list[Item]) -> None:
+    """Reject values whose sentence does not answer the question when another source's does.
+
+    Authority and dates arbitrate between sources that state the same fact. A sentence the
+    cross-encoder finds not answering the question (its fit below the threshold) that also
+    shares fewer of the question's words than one that does answer ("a held payout of
+    EUR 14,050" against "the second-approver threshold is EUR 25,000" for "Can I approve a
+    EUR 30,000 refund on my own?") states another fact of the same kind: a ``neighbouring_fact``,
+    whatever its authority or date.
+    """
+    assert r.fit is not None
+    answering = [h for h in holders if h.fit >= r.fit.threshold]
+    if not answering:
+        return
+    lead = max(answering, key=lambda i: (i.score, i.fit))
+    for h in holders:
+        if h.fit < r.fit.threshold and h.score < lead.score and h.val != lead.val:
+            h.reject(
+                "neighbouring_fact",
+                f"states {h.surface} in a sentence that does not answer the question; "
+                f"{lead.ev.doc_id} answers it ({lead.surface})",
+                lead.ev.citation,
+            )
 
 
 def _tie_break(r: Resolution, best: list[Item]) -> list[Item] | None:

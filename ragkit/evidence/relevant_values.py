@@ -38,6 +38,7 @@ from ragkit.text.relevance import (
     contrasting,
     is_heading_or_table_head,
     mentions,
+    table_cell,
 )
 from ragkit.text.value_patterns import FORM_KIND
 from ragkit.text.values import Value, read_values, sentence_at, sentence_spans
@@ -82,6 +83,9 @@ def read_relevant_values(r: Resolution) -> None:
             sentence = text[a:b]
             if sentence.lstrip().startswith("#") or is_heading_or_table_head(text, a, b):
                 continue  # a heading (a timestamp, a section title) or a column header is no claim
+            if not r.forms and (cell := table_cell(text, a, b, r.ask)) is not None:
+                x, y = cell  # a table row answers by the column the question asks for ("which bank")
+                v = Value("text", normalise_value("text", text[x:y]), text[x:y], x, y, "text")
             if v.form == "status" and not re.search(r"\b(status|state|result)\b", sentence, re.I):
                 continue  # a status is stated by a status field; "until this is closed" states none
             if v.form == "person" and v.surface.lower() in r.tenants:

@@ -31,7 +31,15 @@ from ragkit.evidence.spans import Evidence
 from ragkit.text.asking import ask_of, is_yes_no
 from ragkit.text.profile_views import ProfileMap
 from ragkit.text.relevance import CAUSAL_QUESTION, DEONTIC_QUESTION, mentions, named_codes, question_terms
-from ragkit.text.values import Value, asked_forms, asked_id_shape, asked_kind, asked_unit, read_values
+from ragkit.text.values import (
+    Value,
+    asked_forms,
+    asked_id_shape,
+    asked_kind,
+    asked_unit,
+    read_values,
+    without_measures,
+)
 from ragkit.text.words import stem
 
 #: Authority ranks (the profile's ``authority_ranks``; equal to :data:`ragkit.core.records.AUTHORITY_RANK`).
@@ -175,7 +183,9 @@ class Resolution:
         self.to_confirm: list[str] = []
         self.unresolved: list[Conflict] = []
         named = named_codes(ask)  # "US dollar" names USD
-        self.terms = question_terms(ask) | {stem(c.lower()) for c in named}
+        # a value the question proposes ("within 30 minutes") is checked, not searched for: its unit
+        # does not make a sentence about the question
+        self.terms = question_terms(without_measures(ask)) | {stem(c.lower()) for c in named}
         tenants = {i.ev.envelope.tenant for i in self.items} - {GLOBAL_TENANT}
         self.tenants = {t.lower() for t in tenants}
         if self.scope is not None and self.scope.tenant not in ("*", GLOBAL_TENANT):

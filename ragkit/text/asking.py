@@ -32,7 +32,15 @@ import re
 
 from ragkit.text.words import TASK_STOPWORDS
 
-__all__ = ["message_sentences", "ask_of", "questions_of", "is_yes_no", "proposed_names"]
+__all__ = [
+    "message_sentences",
+    "ask_of",
+    "questions_of",
+    "is_yes_no",
+    "proposed_names",
+    "asks_present_state",
+    "without_tag",
+]
 
 # a sentence ends at . ? ! (or a line break) followed by a space and an upper-case letter or digit
 _CUT = re.compile(r"(?<=[.?!])\s+(?=[A-Z0-9\"'(])|\n+")
@@ -44,6 +52,7 @@ _YES_NO = re.compile(
     re.IGNORECASE,
 )
 _TAG = re.compile(r",\s*(right|correct|yes|no|isn't it|aren't they|true)\s*\?\s*$", re.IGNORECASE)
+_TAG_ANYWHERE = re.compile(r",\s*(?:right|correct|yes|no|isn't it|aren't they|true)\s*\?", re.IGNORECASE)
 # ... unless it is a polite request ("Can you tell me ...?") or also asks a wh-question
 _REQUEST = re.compile(r"^(can|could|would|will)\s+(you|someone|somebody|we)\b", re.IGNORECASE)
 _WH = re.compile(r"\b(what|which|who|whom|whose|when|where|why|how)\b", re.IGNORECASE)
@@ -102,6 +111,18 @@ def _asking_sentences(message: str) -> list[str]:
     return [s for s in message_sentences(ask) if s.endswith("?")] or [ask]
 
 
+def without_tag(message: str) -> str:
+    """``message`` without the tag that turns a statement into a question (", right?" -> "?").
+
+    The tag asks for confirmation; it names nothing the evidence must say.
+
+    Example:
+        >>> without_tag("Umbrella's PLN batch closes at noon, right?")
+        "Umbrella's PLN batch closes at noon?"
+    """
+    return _TAG_ANYWHERE.sub("?", message)
+
+
 def is_yes_no(message: str) -> bool:
     """Whether the ask of ``message`` is a yes/no question (auxiliary first, or a tag: ", right?").
 
@@ -133,3 +154,40 @@ def proposed_names(message: str) -> tuple[str, ...]:
     if not is_yes_no(message):
         return ()
     return tuple(m.group(1) for q in _asking_sentences(message) if (m := _PROPOSED.match(q)))
+
+
+# words that put a question in the present: what holds now, not what happened
+_NOW = re.compile(
+    r"\b(still|currently|now|nowadays|these days|at the moment|at present|presently|today|"
+    r"any ?more|yet|in force|in effect|right now)\b",
+    re.IGNORECASE,
+)
+# a question about permission or obligation: "Can I approve ...?", "Do we need ...?", "Am I allowed ...?"
+_MODAL = re.compile(
+    r"^(?:(?:can|may|must|should|need)\s+(?:i|we|you|they|a|an|the)\b|"
+    r"(?:do|does)\s+(?:i|we|you|they)\s+(?:need|have to)\b|"
+    r"(?:am|are|is)\s+\w+\s+(?:allowed|permitted|required)\b)",
+    re.IGNORECASE,
+)
+
+
+def asks_present_state(message: str) -> bool:
+    """Whether the ask of ``message`` is about what holds now (a standing rule or state).
+
+    A yes/no question checks a claim against what holds ("Is the cutoff 11:15?"; the caller
+    reads a question in the past tense as an event first). Words of the present ("still",
+    "currently", "these days", "yet", "in force") and a question of permission or obligation
+    ("Can I approve ...?", "Do we need ...?") ask what holds at the moment of asking; "What went
+    wrong?" asks what happened. A question with neither says nothing either way (``False``).
+
+    Example:
+        >>> asks_present_state("Are we still capped at 3 retries?")
+        True
+        >>> asks_present_state("Can I approve it alone?")
+        True
+        >>> asks_present_state("Who fixed the rounding bug?")
+        False
+    """
+    return is_yes_no(message) or any(
+        _NOW.search(q) or _MODAL.match(q) for q in _asking_sentences(message)
+    )

@@ -22,7 +22,7 @@ import re
 
 from ragkit.text.normalise import MONTH_NUMBER
 from ragkit.text.profile_views import ProfileRegex, ProfileSeq, ProfileWords
-from ragkit.text.words import QUESTION_STOPWORDS, TASK_STOPWORDS, WEEKDAYS, compound_stems, stem
+from ragkit.text.words import QUESTION_STOPWORDS, TASK_STOPWORDS, WEEKDAYS, compound_stems, stem, word_stems
 
 __all__ = [
     "MONTH_NAMES",
@@ -42,6 +42,7 @@ __all__ = [
     "contrasting",
     "context",
     "is_heading_or_table_head",
+    "table_cell",
     "mentions",
     "named_month",
     "condition_event",
@@ -168,6 +169,59 @@ def is_heading_or_table_head(text: str, a: int, b: int) -> bool:
     return line.startswith("|") and re.fullmatch(r"\|?[\s:|-]*-{3,}[\s:|-]*", rest) is not None
 
 
+def _cells(line: str, offset: int) -> list[tuple[int, int]]:
+    """``(start, end)`` of each cell's stripped text in a Markdown table row starting at ``offset``."""
+    spans, pos = [], line.find("|") + 1
+    while pos and pos < len(line):
+        end = line.find("|", pos)
+        end = len(line) if end < 0 else end
+        cell = line[pos:end]
+        left = len(cell) - len(cell.lstrip())
+        spans.append((offset + pos + left, offset + pos + len(cell.rstrip())))
+        pos = end + 1
+    return [(a, b) for a, b in spans if b >= a]
+
+
+def table_cell(text: str, a: int, b: int, question: str) -> tuple[int, int] | None:
+    """The cell of the table row ``text[a:b]`` that answers ``question``, as ``(start, end)``.
+
+    A row states several values; the question asks for one column of it. The answer is a cell
+    the question does not name (its own account, its own currency, also by name: "dollar")
+    whose column header shares the most word stems with the question ("Which bank ..." reads the
+    *Bank* column); when no header shares a word, the only cell the question does not name.
+    ``None`` when ``text[a:b]`` is no table row under a header, or no single cell answers.
+
+    Example:
+        >>> t = "| Account | Currency | Bank |\\n|---|---|---|\\n| acme-25788 | USD | Solent Bank |"
+        >>> row = t.rindex("| acme")
+        >>> a, b = table_cell(t, row, len(t), "Which bank is acme-25788 with?"); t[a:b]
+        'Solent Bank'
+        >>> a, b = table_cell(t, row, len(t), "What is the id of our dollar account at Solent Bank?"); t[a:b]
+        'acme-25788'
+    """
+    line = text[a:b]
+    if not line.lstrip().startswith("|"):
+        return None
+    header = next((ln for ln in reversed(context(text, a).splitlines()) if ln.strip()), "")
+    if not header.lstrip().startswith("|") or header.strip() == line.strip():
+        return None
+    cells = _cells(line, a)
+    heads = [header[x:y] for x, y in _cells(header, 0)]
+    if len(heads) != len(cells):
+        return None
+    asked = with_codes(question)
+    open_cells = [
+        (len(word_stems(head) & question_terms(question)), (x, y))
+        for head, (x, y) in zip(heads, cells, strict=True)
+        if y > x and not mentions(asked, text[x:y]) and not mentions(question, text[x:y])
+    ]
+    if not open_cells:
+        return None
+    best = max(score for score, _ in open_cells)
+    chosen = [span for score, span in open_cells if score == best]
+    return chosen[0] if len(chosen) == 1 else None
+
+
 def mentions(text: str, word: str) -> bool:
     """Whether ``text`` names ``word`` as a whole word (any case; ``-`` joins words).
 
@@ -226,6 +280,14 @@ def _content(word: str) -> bool:
     )
 
 
+def _proper(sentence: str, word: str, opener: int) -> bool:
+    """Whether ``word`` is capitalised in ``sentence`` somewhere other than its first word (a name)."""
+    return any(
+        m.start() != opener
+        for m in re.finditer(rf"(?<![\w-]){re.escape(word.capitalize())}(?![\w-])", sentence)
+    )
+
+
 def contrasting(question: str, sentence: str, situated: str) -> str | None:
     """The question's phrase that ``sentence`` swaps for a sibling's, or ``None``.
 
@@ -243,7 +305,10 @@ def contrasting(question: str, sentence: str, situated: str) -> str | None:
     """
     have = compound_stems(situated)
     found: dict[str, set[str]] = {}
+    opener = re.search(r"[A-Za-z]+", sentence)
     for mod, head in _pairs(sentence):
+        if _proper(sentence, mod, opener.start() if opener else 0):
+            continue  # "Solent Bank" names one bank; it is no kind of bank beside "the receiving bank"
         if _content(mod) and _content(head) and mod not in _NOT_CONTRASTING:
             found.setdefault(head.removesuffix("s"), set()).add(stem(mod))
     for mod, head in _pairs(question, in_noun_phrase=True):

@@ -36,10 +36,10 @@ from dataclasses import dataclass, field
 
 from ragkit.core.errors import ValidationError
 from ragkit.core.records import parse_time
-from ragkit.text.asking import ask_of, proposed_names, questions_of
+from ragkit.text.asking import ask_of, asks_present_state, proposed_names, questions_of, without_tag
 from ragkit.text.normalise import MONTHS
 from ragkit.text.profile_views import ProfileRegex
-from ragkit.text.relevance import with_codes
+from ragkit.text.relevance import NOT_CODES, with_codes
 from ragkit.text.words import TASK_ID_PATTERNS, TASK_STOPWORDS, WEEKDAYS, prefix5
 
 __all__ = [
@@ -264,6 +264,8 @@ def parse_task(task: str, *, tenant: str = "*", as_of: object = None) -> TaskFra
             "task must be a non-empty question, e.g. 'Which commit fixed OPS-3318?'", field="task"
         )
     moment = parse_time(as_of, field_name="as_of")
+    proposed = set(proposed_names(task))
+    message, task = task, without_tag(task)  # a tag (", right?") names nothing the evidence must say
     # what is asked comes from the asking sentences of a longer message (ragkit.text.asking);
     # identifiers, the tenant and dates from the whole message
     ask = ask_of(task)
@@ -273,10 +275,11 @@ def parse_task(task: str, *, tenant: str = "*", as_of: object = None) -> TaskFra
     month_words = set(MONTHS) | {m[:3] for m in MONTHS} | set(WEEKDAYS)
     # capitalised words that do not open the sentence, plus possessives anywhere
     names: list[str] = []
-    proposed = set(proposed_names(task))
-    for m in re.finditer(r"(?<![\w'])([A-Z][a-z][A-Za-z\-]+)('s)?", task):
+    # a currency named in words ("Polish zloty") is a code, not a name
+    coded_task = with_codes(task)
+    for m in re.finditer(r"(?<![\w'])([A-Z][a-z][A-Za-z\-]+)('s)?", coded_task):
         word = m.group(1)
-        opener = m.start() == 0 or bool(re.search(r"[.?!:]\s*$", task[: m.start()]))
+        opener = m.start() == 0 or bool(re.search(r"[.?!:]\s*$", coded_task[: m.start()]))
         if word not in ask and word.lower() != tenant.lower():
             continue  # named only around the question (who is asking, for whom): not what is asked
         if word.lower() in month_words or word.lower() in TASK_STOPWORDS:
@@ -294,7 +297,8 @@ def parse_task(task: str, *, tenant: str = "*", as_of: object = None) -> TaskFra
     names = [n for n in names if n.lower() != lowered_tenant]
     date = _task_date(task)
     period = _task_period(task, moment, date)
-    event = bool(_EVENT.search(ask)) or not _RULE.search(ask)
+    # an event unless the ask names a standing rule or speaks of the present ("still", "Can I ...?")
+    event = bool(_EVENT.search(ask)) or not (_RULE.search(ask) or asks_present_state(ask))
     # what happened is found by everything the message says about it ("the complaint was that
     # weekend sales were missing"); a standing rule by its question sentences and the names the ask
     # gives them ("...they submitted at 12:05. What is their PLN cutoff?" asks Umbrella's PLN cutoff,
@@ -306,18 +310,23 @@ def parse_task(task: str, *, tenant: str = "*", as_of: object = None) -> TaskFra
         words += [w for w in named if w not in words]
     words = [w for w in words if not re.fullmatch(r"\d+(st|nd|rd|th)?", w)]
     asked = set(content_words(ask, drop=id_words))
-    name_words = {n.lower() for n in names} | {lowered_tenant} | month_words
+    # a name a yes/no question proposes ("Is Hakimi the assignee?") is checked, not asked about
+    name_words = {n.lower() for n in names} | {lowered_tenant} | month_words | {p.lower() for p in proposed}
     predicate = tuple(w for w in words if w not in name_words and w in asked)
     valid_at = None if event else (date or (moment.date().isoformat() if moment else None))
     # the codes the questions name ("US dollar" names USD); an acronym in the sentence a question
     # leans on says who is asking ("Umbrella's AP team"), not what the answer is about
     coded = with_codes(questions_of(ask))
     qualifiers = tuple(
-        dict.fromkeys(m for m in re.findall(r"\b[A-Z]{2,5}\b", coded) if not any(m in v for v in id_values))
+        dict.fromkeys(
+            m
+            for m in re.findall(r"\b[A-Z]{2,5}\b", coded)
+            if m not in NOT_CODES and not any(m in v for v in id_values)
+        )
     )
     words += [c.lower() for c in qualifiers if c not in ask and c.lower() not in words]
     return TaskFrame(
-        task=task,
+        task=message,
         qualifiers=qualifiers,
         tenant=tenant,
         identifiers=tuple(id_values),

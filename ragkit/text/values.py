@@ -54,6 +54,7 @@ __all__ = [
     "asked_forms",
     "asked_id_shape",
     "asked_unit",
+    "without_measures",
     "sentence_spans",
     "sentence_at",
 ]
@@ -249,6 +250,29 @@ def asked_unit(question: str) -> str | None:
     if len(words) >= 2 and words[-2] in DURATION_QUALIFIERS:
         return " ".join(words[-2:])  # a business day is not a calendar day
     return words[-1] if words else None
+
+
+#: Values whose words are units of measure, not what the question is about.
+_MEASURES = ("time", "amount", "duration", "percentage")
+
+
+def without_measures(text: str) -> str:
+    """``text`` with its measured values (times, amounts, durations, percentages) blanked out.
+
+    A value a question proposes ("within 30 minutes", "a EUR 30,000 refund") is what is checked:
+    its unit says nothing about which sentence answers, so a sentence that only shares "minutes"
+    with the question is not about the question. A count keeps its noun ("3 retries" is about
+    retries).
+
+    Example:
+        >>> without_measures("Is it done within 30 minutes at p95?")
+        'Is it done within            at p95?'
+        >>> without_measures("Are we capped at 3 retries?")
+        'Are we capped at 3 retries?'
+    """
+    for v in read_values(text, forms=_MEASURES):
+        text = text[: v.start] + " " * (v.end - v.start) + text[v.end :]
+    return text
 
 
 def asked_kind(question: str) -> str:
