@@ -232,3 +232,24 @@ def test_a_comment_belongs_to_the_thread_its_title_names():
     assert thread_of(use) == "ops-3318"
     runbook = {**FIX, "source_type": "runbook"}
     assert thread_of(EvidenceUse(Evidence.from_tool_item(runbook), runbook, 1)) is None
+
+
+def test_a_source_type_the_message_only_mentions_does_not_restrict_the_answer():
+    # "the settlement policy says 15:00" reports what someone read; the question asks what applies
+    task = ("The settlement policy says 15:00 for EUR, but Tyrell's finance team insists they have "
+            "until 4pm. Who's right? What cutoff applies to Tyrell's EUR batch?")
+    state = AgentState(task, "2026-06-15", "tyrell", "hybrid", 6, caller=Scope("tyrell", ["ops"]))
+    run = OfflinePolicy().begin(state)
+    assert run.target == "policy"
+    note = _item("ops-9253-c1", "Tyrell stays on 16:00 until cutover for the EUR batch cutoff.",
+                 tenant="tyrell", source_type="ticket_comment", conditions=["until cutover"])
+    _searched(state, task, [note])
+    judgement = run.judge(state)
+    assert judgement.decided and judgement.record.decision is not None
+    assert judgement.record.decision.value == "16:00"
+    # a chain that starts from a named record still answers only from the source type it names
+    chain = "OPS-1891 cites a policy. What limit does that policy set?"
+    state = AgentState(chain, "2026-06-15", "acme", "hybrid", 6, caller=Scope("acme", ["ops"]))
+    run = OfflinePolicy().begin(state)
+    _searched(state, chain, [_item("ops-1891", "OPS-1891: limit EUR 5,000 per batch, see pol-limits.")])
+    assert not run.judge(state).decided

@@ -96,11 +96,21 @@ class Judging(RunMemory):
             pool = [
                 u for u in pool if thread_of(u) not in self.via and str(u.item.get("doc_id")) not in self.via
             ]
+        record = None
         if self.target:
             # a chain question asks what the last record of the chain says (the policy, the rollout)
-            # (the other records stay counted: they are the links to follow)
-            pool = [u for u in pool if u.item.get("source_type") == self.target]
-        record = self._resolve(state, pool)
+            # (the other records stay counted: they are the links to follow). A message that only
+            # mentions a source type and names no record to start a chain from ("the settlement
+            # policy says 15:00, but ...: what applies?") is answered by whatever source states it
+            # when no source of that type does
+            targeted = [u for u in pool if u.item.get("source_type") == self.target]
+            record = self._resolve(state, targeted)
+            if record.decision is not None or self.frame.identifiers:
+                pool = targeted
+            else:
+                record = None
+        if record is None:
+            record = self._resolve(state, pool)
         # the decisive passage must name what the task qualifies the question with (CHF, EUR, a
         # surname) and state the asked attribute: otherwise it states a neighbouring fact; set it
         # aside and resolve again
