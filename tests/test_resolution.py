@@ -780,3 +780,28 @@ def test_a_sentence_that_does_not_answer_loses_before_authority_or_dates() -> No
     # without a judge of answering sentences, the later source of equal authority wins, as before
     plain = resolve(question, [rule, story], as_of="2026-01-20")
     assert plain.decision is not None and plain.decision.value == "EUR 14050"
+
+
+def test_a_later_record_of_another_event_does_not_replace_the_one_asked_about() -> None:
+    head = "| Ticket | Action | Owner |\n|---|---|---|\n"
+    ours = Evidence.of(
+        "pm-1847#actions", head + "| OPS-1398 | Write a replay tool | Castellanos |\n",
+        {"doc_id": "pm-1847", "title": "Postmortem OPS-1847: rounding drift in Acme batch close",
+         "source_type": "postmortem", "authority": "incident_review", "effective_from": "2025-07-13"},
+    )
+    later = Evidence.of(
+        "pm-8476#actions", head + "| OPS-7167 | Move the schedule | Castellanos |\n",
+        {"doc_id": "pm-8476", "title": "Postmortem OPS-8476: scheduler drift",
+         "source_type": "postmortem", "authority": "incident_review", "effective_from": "2025-08-26"},
+    )
+    record = resolve("Which follow-up ticket from the Acme rounding drift review is Castellanos's?",
+                     [ours, later], as_of="2025-09-01")
+    assert record.decision is not None and record.decision.surface == "OPS-1398"
+    assert reasons(record) == {"pm-8476": "neighbouring_fact"}
+    # two rules of equal authority still go by their dates: the later one replaces the earlier
+    old = ev("pol-a", "Refund threshold: EUR 20,000.", authority="policy_owner", source_type="policy",
+             effective_from="2025-01-01", title="Refund approval rounding policy")
+    new = ev("pol-b", "Refund threshold: EUR 25,000.", authority="policy_owner", source_type="policy",
+             effective_from="2025-06-01", title="Payments handbook")
+    rules = resolve("What is the refund threshold under the rounding policy?", [old, new], as_of="2025-09-01")
+    assert rules.decision is not None and rules.decision.value == "EUR 25000"

@@ -23,6 +23,11 @@ from __future__ import annotations
 from ragkit.core.records import GLOBAL_TENANT
 from ragkit.evidence.decision import Conflict
 from ragkit.evidence.resolution_state import Item, Resolution, iso_day
+from ragkit.text.profile_views import ProfileMap
+from ragkit.text.words import word_stems
+
+#: Source types that state standing rules (the profile's ``source_roles["rule"]``).
+RULE_TYPES: ProfileMap[tuple[str, ...]] = ProfileMap("source_roles")
 
 __all__ = ["decide"]
 
@@ -145,6 +150,37 @@ def decide(r: Resolution) -> Item | None:
     return winner
 
 
+def _about(r: Resolution, item: Item) -> int:
+    """How much of the question ``item`` speaks to: its sentence's shared words, and its title's."""
+    return int(item.score) + len(word_stems(item.ev.envelope.title) & r.predicate)
+
+
+def _records_of_other_events(r: Resolution, best: list[Item]) -> None:
+    """Among records of events of equal authority, the one most about the question states its answer.
+
+    A later rule replaces an earlier one; a later record of an event (a review, a ticket) does not
+    replace the record of another event. When every source that disagrees is such a record (no
+    source type of the profile's ``rule`` role), the one whose sentence and title share the most
+    with the question wins ("the Acme rounding drift review" against a later review of another
+    incident); the others state a ``neighbouring_fact``. A tie is left to the dates.
+    """
+    rules = set(RULE_TYPES.get("rule") or ())
+    if len({i.val for i in best}) < 2 or any(i.ev.envelope.source_type in rules for i in best):
+        return
+    ranked = sorted(best, key=lambda i: _about(r, i), reverse=True)
+    lead = ranked[0]
+    if _about(r, lead) == _about(r, ranked[1]):
+        return
+    for i in ranked[1:]:
+        if i.val != lead.val:
+            i.reject(
+                "neighbouring_fact",
+                f"a record of another event states {i.surface}; {lead.ev.doc_id} is about the question "
+                f"and states {lead.surface}",
+                lead.ev.citation,
+            )
+
+
 def _not_answering(r: Resolution, holders: list[Item]) -> None:
     """Reject values whose sentence does not answer the question when another source's does.
 
@@ -171,6 +207,8 @@ def _not_answering(r: Resolution, holders: list[Item]) -> None:
 
 
 def _tie_break(r: Resolution, best: list[Item]) -> list[Item] | None:
+    _records_of_other_events(r, best)
+    best = [i for i in best if i.state != "rejected"]
     latest = max(i.when for i in best)
     front = [i for i in best if i.when == latest]
     if len({i.value.value for i in front if i.value}) > 1 and len({i.ev.doc_id for i in front}) == 1:
