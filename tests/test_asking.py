@@ -141,3 +141,17 @@ def test_a_tag_question_names_nothing_the_evidence_must_say() -> None:
 def test_a_proposed_name_is_no_word_the_answer_must_state() -> None:
     frame = parse_task("Is Hakimi the assignee on OPS-1847?", tenant="acme")
     assert "hakimi" not in frame.predicate and "assignee" in frame.predicate
+
+
+def test_an_identifier_a_yes_no_question_puts_forward_is_checked_not_required() -> None:
+    from ragkit.text.values import asked_id_shape, proposed_identifiers
+
+    question = "Was the Soylent early-rollover fix shipped as RO-8103?"
+    assert proposed_identifiers(question) == ("RO-8103",)
+    frame = parse_task(question, tenant="soylent")
+    assert frame.identifiers == () and "ro-8103" not in frame.words
+    assert asked_forms(question)[0] == "id" and asked_id_shape(question) == "key"
+    # an identifier the question is about is not put forward
+    assert proposed_identifiers("Did the OPS-7879 patch ship on 29 January?") == ()
+    shipped = parse_task("Did the OPS-7879 patch ship on 29 January?", tenant="wayne")
+    assert shipped.identifiers == ("OPS-7879",)

@@ -805,3 +805,13 @@ def test_a_later_record_of_another_event_does_not_replace_the_one_asked_about() 
              effective_from="2025-06-01", title="Payments handbook")
     rules = resolve("What is the refund threshold under the rounding policy?", [old, new], as_of="2025-09-01")
     assert rules.decision is not None and rules.decision.value == "EUR 25000"
+
+
+def test_a_proposed_identifier_asks_for_one_of_its_kind() -> None:
+    ticket = ev("ops-4559", "OPS-4559: Soylent reports early cutoff rollover.", authority="support",
+                effective_from="2026-04-02")
+    rollout = ev("ro-8154", "The early cutoff rollover fix shipped in RO-8154.",
+                 authority="deployment_system", effective_from="2026-04-05")
+    record = resolve("Was the Soylent early cutoff rollover fix shipped as RO-8103?", [ticket, rollout],
+                     as_of="2026-05-01")
+    assert record.decision is not None and record.decision.surface == "RO-8154"

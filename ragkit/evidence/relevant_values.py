@@ -74,6 +74,8 @@ def read_relevant_values(r: Resolution) -> None:
                 continue
             if r.shape and v.form == "id" and id_shape(v.surface) != r.shape:
                 continue  # "which commit" is answered by a hash, not by an account or a ticket key
+            if r.id_prefixes and v.form == "id" and not v.surface.upper().startswith(tuple(r.id_prefixes)):
+                continue  # "shipped as RO-8103?" is answered by a rollout key, not a ticket key
             if r.unit and v.form in ("count", "duration") and not _counts(v.surface, r.unit):
                 continue  # "3 payout files" does not answer "how many closed batches"
             if r.codes and not _about_asked_code(r, text, v.start):

@@ -37,6 +37,7 @@ from ragkit.text.values import (
     asked_id_shape,
     asked_kind,
     asked_unit,
+    proposed_identifiers,
     read_values,
     without_measures,
 )
@@ -175,6 +176,10 @@ class Resolution:
         self.deontic = bool(DEONTIC_QUESTION.search(ask))
         self.kind = asked_kind(question)
         self.shape = asked_id_shape(ask) if "id" in self.forms else None
+        # "shipped as RO-8103?" asks for a rollout key: an identifier with the proposed one's prefix
+        self.id_prefixes = {
+            m.group(0).upper() for p in proposed_identifiers(question) if (m := re.match(r"[A-Za-z]+-", p))
+        }
         self.unit = asked_unit(question)  # "how many closed batches" counts batches
         seen: dict[str, Item] = {}
         for e in evidence:

@@ -40,6 +40,7 @@ from ragkit.text.asking import ask_of, asks_present_state, proposed_names, quest
 from ragkit.text.normalise import MONTHS
 from ragkit.text.profile_views import ProfileRegex
 from ragkit.text.relevance import NOT_CODES, with_codes
+from ragkit.text.values import proposed_identifiers
 from ragkit.text.words import TASK_ID_PATTERNS, TASK_STOPWORDS, WEEKDAYS, prefix5
 
 __all__ = [
@@ -269,9 +270,11 @@ def parse_task(task: str, *, tenant: str = "*", as_of: object = None) -> TaskFra
     # what is asked comes from the asking sentences of a longer message (ragkit.text.asking);
     # identifiers, the tenant and dates from the whole message
     ask = ask_of(task)
-    ids = find_identifiers(task)
+    # an identifier a yes/no question puts forward ("shipped as RO-8103?") is checked, not searched for
+    checked = set(proposed_identifiers(task))
+    ids = [(v, kind) for v, kind in find_identifiers(task) if v not in checked]
     id_values = [v for v, _ in ids]
-    id_words = {w.lower() for v in id_values for w in re.findall(r"[A-Za-z0-9_\-.]+", v)}
+    id_words = {w.lower() for v in [*id_values, *checked] for w in re.findall(r"[A-Za-z0-9_\-.]+", v)}
     month_words = set(MONTHS) | {m[:3] for m in MONTHS} | set(WEEKDAYS)
     # capitalised words that do not open the sentence, plus possessives anywhere
     names: list[str] = []

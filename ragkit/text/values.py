@@ -46,6 +46,7 @@ from ragkit.text.value_patterns import (
     KIND_FORMS,
     NOT_PEOPLE,
 )
+from ragkit.text.words import id_shape
 
 __all__ = [
     "Value",
@@ -54,6 +55,7 @@ __all__ = [
     "asked_forms",
     "asked_id_shape",
     "asked_unit",
+    "proposed_identifiers",
     "without_measures",
     "sentence_spans",
     "sentence_at",
@@ -186,12 +188,38 @@ def asked_forms(question: str) -> tuple[str, ...]:
             ruled = forms
             break
     if is_yes_no(question):
-        proposed = [v.form for v in read_values(ask) if v.form != "id" or v.form in ruled]
+        proposed = [
+            v.form for v in read_values(ask) if v.form != "id" or v.form in ruled or _proposed_as(ask, v)
+        ]
         if proposed_names(question):
             proposed.insert(0, "person")  # "Is Hakimi the assignee?" asks who is
         if proposed:
             return tuple(dict.fromkeys([*proposed, *ruled]))
     return ruled
+
+
+def _proposed_as(text: str, v: Value) -> bool:
+    """Whether ``v`` follows "as" ("shipped as RO-8103", "filed as P1"): a value put forward."""
+    return re.search(r"\bas\s+$", text[: v.start]) is not None
+
+
+def proposed_identifiers(question: str) -> tuple[str, ...]:
+    """Identifiers a yes/no question puts forward as its answer ("... shipped as RO-8103?").
+
+    Like a proposed name (:func:`ragkit.text.asking.proposed_names`), a proposed identifier is
+    what the question checks: the evidence need not name it, and the answer is whichever
+    identifier of that shape the sources state.
+
+    Example:
+        >>> proposed_identifiers("Was the Soylent fix shipped as RO-8103?")
+        ('RO-8103',)
+        >>> proposed_identifiers("Did the OPS-7879 patch ship on 29 January?")
+        ()
+    """
+    if not is_yes_no(question):
+        return ()
+    ask = ask_of(question)
+    return tuple(v.surface for v in read_values(ask, forms=("id",)) if _proposed_as(ask, v))
 
 
 # the profile's ``asked_shapes``, as (pattern, shape)
@@ -210,6 +238,9 @@ def asked_id_shape(question: str) -> str | None:
         >>> asked_id_shape("Which commit fixed OPS-3318?"), asked_id_shape("Which rollout fixed OPS-8013?")
         ('hash', 'key')
     """
+    proposed = proposed_identifiers(question)
+    if proposed:
+        return id_shape(proposed[0])  # "shipped as RO-8103?" asks for a rollout key
     q = question.lower()
     m = re.search(r"\b(which|what)\s+([\w-]+\s+)?([\w-]+)", q)
     asking = q[m.start() : m.end()] if m else q
