@@ -155,3 +155,19 @@ def test_an_identifier_a_yes_no_question_puts_forward_is_checked_not_required() 
     assert proposed_identifiers("Did the OPS-7879 patch ship on 29 January?") == ()
     shipped = parse_task("Did the OPS-7879 patch ship on 29 January?", tenant="wayne")
     assert shipped.identifiers == ("OPS-7879",)
+
+
+def test_who_relays_a_request_is_not_what_it_is_about() -> None:
+    from ragkit.text.asking import requesters
+
+    message = ("Kemi Petrakis from Acme wants a single point of contact for the rounding drift ticket "
+               "she raised on 26 June. Who's the owner on our side?")
+    assert requesters(message) == ("Kemi", "Petrakis")
+    frame = parse_task(message, tenant="acme", as_of="2025-07-01")
+    assert "Petrakis" not in frame.names and "Kemi" not in frame.names
+    # a named subject stays: "Thorsby owns ..." is what the reverse lookup is about
+    assert requesters("Thorsby owns an Acme ticket about drift. What's its key?") == ()
+    # one word before a verb may be an organisation, and the caller's tenant is never a requester
+    assert requesters("Globex wants to know its cutoff.") == ()
+    wayne = parse_task("Jonas at Wayne is writing a note. Why did Wayne's batch fail?", tenant="wayne")
+    assert wayne.tenant_named and "Jonas" not in wayne.names

@@ -40,6 +40,7 @@ __all__ = [
     "proposed_names",
     "asks_present_state",
     "without_tag",
+    "requesters",
 ]
 
 # a sentence ends at . ? ! (or a line break) followed by a space and an upper-case letter or digit
@@ -190,4 +191,33 @@ def asks_present_state(message: str) -> bool:
     """
     return is_yes_no(message) or any(
         _NOW.search(q) or _MODAL.match(q) for q in _asking_sentences(message)
+    )
+
+
+# "Kemi Petrakis from Acme wants ...", "Jonas at Wayne is writing ...", "Yara says ...": who asks
+_REQUESTER = re.compile(
+    r"\b([A-Z][a-z]+(?:\s+[A-Z][a-z]+(?:-[A-Z][a-z]+)?)?)\s+(?:from|at)\s+[A-Z][\w&-]*\b|"
+    r"\b([A-Z][a-z]+\s+[A-Z][a-z]+(?:-[A-Z][a-z]+)?)\s+(?:says|said|wants|wanted|asks|asked|is asking|"
+    r"was asking|needs|writes|wrote|mentioned|reports|reported|pinged|emailed|called|insists|tells|told)\b"
+)
+
+
+def requesters(message: str) -> tuple[str, ...]:
+    """Names of the people a message says are asking ("Kemi Petrakis from Acme wants ...").
+
+    The person who relays a request is who wants the answer, not what it is about: "Kemi from
+    Acme wants a contact for the rounding drift ticket. Who's the owner?" asks for the ticket's
+    owner, and the evidence need not name Kemi. A requester is a name before "from" or "at" an
+    organisation, or a first name and surname before a verb of asking or saying ("Kemi Petrakis
+    says"); one word before such a verb may be an organisation ("Globex wants ...") and is kept.
+    Each word of a name is returned.
+
+    Example:
+        >>> requesters("Kemi Petrakis from Acme wants a contact for the ticket. Who owns it?")
+        ('Kemi', 'Petrakis')
+        >>> requesters("Thorsby owns an Acme ticket about drift. What's its key?")
+        ()
+    """
+    return tuple(
+        w for m in _REQUESTER.finditer(message) for w in re.split(r"\s+", m.group(1) or m.group(2))
     )

@@ -36,7 +36,14 @@ from dataclasses import dataclass, field
 
 from ragkit.core.errors import ValidationError
 from ragkit.core.records import parse_time
-from ragkit.text.asking import ask_of, asks_present_state, proposed_names, questions_of, without_tag
+from ragkit.text.asking import (
+    ask_of,
+    asks_present_state,
+    proposed_names,
+    questions_of,
+    requesters,
+    without_tag,
+)
 from ragkit.text.normalise import MONTHS
 from ragkit.text.profile_views import ProfileRegex
 from ragkit.text.relevance import NOT_CODES, with_codes
@@ -266,6 +273,8 @@ def parse_task(task: str, *, tenant: str = "*", as_of: object = None) -> TaskFra
         )
     moment = parse_time(as_of, field_name="as_of")
     proposed = set(proposed_names(task))
+    # who relays the request is not what it is about (the caller's own tenant still is)
+    asking_people = {w for w in requesters(task) if w.lower() != tenant.lower()}
     message, task = task, without_tag(task)  # a tag (", right?") names nothing the evidence must say
     # what is asked comes from the asking sentences of a longer message (ragkit.text.asking);
     # identifiers, the tenant and dates from the whole message
@@ -289,7 +298,7 @@ def parse_task(task: str, *, tenant: str = "*", as_of: object = None) -> TaskFra
             continue
         if opener and not m.group(2):
             continue
-        if word in proposed:
+        if word in proposed or word in asking_people:
             continue  # "Is Hakimi the assignee?" checks Hakimi: the evidence need not name him
         names.append(word)
     lowered_tenant = tenant.lower()
