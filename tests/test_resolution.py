@@ -815,3 +815,21 @@ def test_a_proposed_identifier_asks_for_one_of_its_kind() -> None:
     record = resolve("Was the Soylent early cutoff rollover fix shipped as RO-8103?", [ticket, rollout],
                      as_of="2026-05-01")
     assert record.decision is not None and record.decision.surface == "RO-8154"
+
+
+def test_the_record_of_the_month_the_question_names_is_the_one_about_it() -> None:
+    def minutes(doc_id: str, when: str, owner: str, heading: str) -> Evidence:
+        return Evidence.of(
+            f"{doc_id}#s", f"{heading}\n\n| 5 | collect tenant feedback on incident summaries | {owner} |\n",
+            {"doc_id": doc_id, "title": f"Operations review board minutes, {when}", "source_type": "wiki",
+             "authority": "operations", "effective_from": when_iso[when]},
+        )
+
+    when_iso = {"January 2026": "2026-01-20", "July 2026": "2026-07-20"}
+    january = minutes("min-01", "January 2026", "Mirzoyan", "## 10. Actions: who owns each action")
+    july = minutes("min-07", "July 2026", "Okafor", "")
+    question = ("The operations review board met in July 2026. Who owns its action to collect tenant "
+                "feedback on incident summaries?")
+    record = resolve(question, [january, july], as_of="2026-08-01")
+    assert record.decision is not None and record.decision.surface == "Okafor"
+    assert reasons(record) == {"min-01": "neighbouring_fact"}

@@ -24,6 +24,7 @@ from ragkit.core.records import GLOBAL_TENANT
 from ragkit.evidence.decision import Conflict
 from ragkit.evidence.resolution_state import Item, Resolution, iso_day
 from ragkit.text.profile_views import ProfileMap
+from ragkit.text.relevance import named_month
 from ragkit.text.words import word_stems
 
 #: Source types that state standing rules (the profile's ``source_roles["rule"]``).
@@ -150,9 +151,14 @@ def decide(r: Resolution) -> Item | None:
     return winner
 
 
-def _about(r: Resolution, item: Item) -> int:
-    """How much of the question ``item`` speaks to: its sentence's shared words, and its title's."""
-    return int(item.score) + len(word_stems(item.ev.envelope.title) & r.predicate)
+def _about(r: Resolution, item: Item) -> tuple[bool, int]:
+    """How much ``item`` is about the question: dated in the month the question names ("met in
+    July 2026"), then its sentence's and its title's shared words."""
+    month = named_month(r.question)
+    env = item.ev.envelope
+    dated = env.effective_from or env.published_at
+    in_month = month is not None and dated is not None and (dated.year, dated.month) == month
+    return in_month, int(item.score) + len(word_stems(env.title) & r.predicate)
 
 
 def _records_of_other_events(r: Resolution, best: list[Item]) -> None:
@@ -160,9 +166,10 @@ def _records_of_other_events(r: Resolution, best: list[Item]) -> None:
 
     A later rule replaces an earlier one; a later record of an event (a review, a ticket) does not
     replace the record of another event. When every source that disagrees is such a record (no
-    source type of the profile's ``rule`` role), the one whose sentence and title share the most
-    with the question wins ("the Acme rounding drift review" against a later review of another
-    incident); the others state a ``neighbouring_fact``. A tie is left to the dates.
+    source type of the profile's ``rule`` role), the one dated in the month the question names,
+    else the one whose sentence and title share the most with the question, wins ("the Acme
+    rounding drift review" against a later review of another incident); the others state a
+    ``neighbouring_fact``. A tie is left to the dates.
     """
     rules = set(RULE_TYPES.get("rule") or ())
     if len({i.val for i in best}) < 2 or any(i.ev.envelope.source_type in rules for i in best):
