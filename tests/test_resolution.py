@@ -822,7 +822,7 @@ def test_the_record_of_the_month_the_question_names_is_the_one_about_it() -> Non
         return Evidence.of(
             f"{doc_id}#s", f"{heading}\n\n| 5 | collect tenant feedback on incident summaries | {owner} |\n",
             {"doc_id": doc_id, "title": f"Operations review board minutes, {when}", "source_type": "wiki",
-             "authority": "operations", "effective_from": when_iso[when]},
+             "authority": "operations", "effective_from": when_iso[when], "published_at": when_iso[when]},
         )
 
     when_iso = {"January 2026": "2026-01-20", "July 2026": "2026-07-20"}

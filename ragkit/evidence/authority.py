@@ -22,9 +22,8 @@ from __future__ import annotations
 
 from ragkit.core.records import GLOBAL_TENANT
 from ragkit.evidence.decision import Conflict
-from ragkit.evidence.resolution_state import Item, Resolution, iso_day
+from ragkit.evidence.resolution_state import Item, Resolution, dated_in, iso_day
 from ragkit.text.profile_views import ProfileMap
-from ragkit.text.relevance import named_month
 from ragkit.text.words import word_stems
 
 #: Source types that state standing rules (the profile's ``source_roles["rule"]``).
@@ -154,11 +153,7 @@ def decide(r: Resolution) -> Item | None:
 def _about(r: Resolution, item: Item) -> tuple[bool, int]:
     """How much ``item`` is about the question: dated in the month the question names ("met in
     July 2026"), then its sentence's and its title's shared words."""
-    month = named_month(r.question)
-    env = item.ev.envelope
-    dated = env.effective_from or env.published_at
-    in_month = month is not None and dated is not None and (dated.year, dated.month) == month
-    return in_month, int(item.score) + len(word_stems(env.title) & r.predicate)
+    return dated_in(item, r.period), int(item.score) + len(word_stems(item.ev.envelope.title) & r.predicate)
 
 
 def _records_of_other_events(r: Resolution, best: list[Item]) -> None:

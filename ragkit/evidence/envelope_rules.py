@@ -21,8 +21,8 @@ from collections import deque
 
 from ragkit.core.records import GLOBAL_TENANT
 from ragkit.core.scope import validity
-from ragkit.evidence.resolution_state import Item, Resolution, iso_day, names_identifier, refers_to
-from ragkit.text.relevance import COMPLETED, MONTH_NAMES, condition_event, mentions, named_month
+from ragkit.evidence.resolution_state import Item, Resolution, dated_in, iso_day, names_identifier, refers_to
+from ragkit.text.relevance import COMPLETED, MONTH_NAMES, condition_event, mentions
 from ragkit.text.untrusted import looks_like_instruction
 from ragkit.text.values import sentence_spans
 from ragkit.text.words import letter_stems
@@ -100,21 +100,21 @@ def reject_decoys(r: Resolution) -> None:
     """Lexical decoys: sources that share the question's identifier but are dated outside the
     month the question names ("... had an issue in September 2025"), while another source
     sharing it is dated inside that month."""
-    period = named_month(r.question)
+    period = r.period
     if period is None or not r.ids:
         return
     sharing = [
         (i, i.ev.envelope.published_at) for i in r.alive() if any(names_identifier(i, x) for x in r.ids)
     ]
     dated = [(i, w) for i, w in sharing if w is not None]
-    inside = [i for i, w in dated if (w.year, w.month) == period]
+    inside = [i for i, _ in dated if dated_in(i, period)]
     if not inside:
         return
     for it, when in dated:
         # a later record of the same event (a comment closing the ticket) is no decoy
         if any(refers_to(it, i) or refers_to(i, it) for i in inside):
             continue
-        if (when.year, when.month) != period:
+        if not dated_in(it, period):
             shared = next(x for x in r.ids if mentions(it.ev.envelope.title + "\n" + it.ev.text, x))
             it.reject(
                 "lexical_decoy",

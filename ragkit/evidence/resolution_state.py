@@ -30,7 +30,14 @@ from ragkit.evidence.fit import SentenceFit
 from ragkit.evidence.spans import Evidence
 from ragkit.text.asking import ask_of, is_yes_no
 from ragkit.text.profile_views import ProfileMap
-from ragkit.text.relevance import CAUSAL_QUESTION, DEONTIC_QUESTION, mentions, named_codes, question_terms
+from ragkit.text.relevance import (
+    CAUSAL_QUESTION,
+    DEONTIC_QUESTION,
+    mentions,
+    named_codes,
+    named_month,
+    question_terms,
+)
 from ragkit.text.values import (
     Value,
     asked_forms,
@@ -126,6 +133,12 @@ def names_identifier(item: Item, ident: str) -> bool:
     return re.search(rf"(?<![a-z0-9]){re.escape(ident.lower())}(?![a-z0-9])", env.doc_id.lower()) is not None
 
 
+def dated_in(item: Item, period: tuple[int, int] | None) -> bool:
+    """Whether ``item``'s source was published in ``period`` (``(year, month)``; ``None``: no)."""
+    when = item.ev.envelope.published_at
+    return period is not None and when is not None and (when.year, when.month) == period
+
+
 def refers_to(a: Item, b: Item) -> bool:
     """Whether ``a`` points at ``b``: its links, ``b``'s doc id, or the key leading ``b``'s title."""
     if b.ev.doc_id in a.ev.envelope.links or mentions(a.ev.text, b.ev.doc_id):
@@ -181,6 +194,7 @@ class Resolution:
             m.group(0).upper() for p in proposed_identifiers(question) if (m := re.match(r"[A-Za-z]+-", p))
         }
         self.unit = asked_unit(question)  # "how many closed batches" counts batches
+        self.period = named_month(question)  # "in September 2025"
         seen: dict[str, Item] = {}
         for e in evidence:
             seen.setdefault(e.citation, Item(e))

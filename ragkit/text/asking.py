@@ -52,8 +52,8 @@ _YES_NO = re.compile(
     r"^(is|are|was|were|do|does|did|has|have|had|can|could|should|will|would|may|must|am)\b",
     re.IGNORECASE,
 )
-_TAG = re.compile(r",\s*(right|correct|yes|no|isn't it|aren't they|true)\s*\?\s*$", re.IGNORECASE)
 _TAG_ANYWHERE = re.compile(r",\s*(?:right|correct|yes|no|isn't it|aren't they|true)\s*\?", re.IGNORECASE)
+_TAG = re.compile(_TAG_ANYWHERE.pattern + r"\s*$", re.IGNORECASE)
 # ... unless it is a polite request ("Can you tell me ...?") or also asks a wh-question
 _REQUEST = re.compile(r"^(can|could|would|will)\s+(you|someone|somebody|we)\b", re.IGNORECASE)
 _WH = re.compile(r"\b(what|which|who|whom|whose|when|where|why|how)\b", re.IGNORECASE)
