@@ -171,3 +171,29 @@ def test_who_relays_a_request_is_not_what_it_is_about() -> None:
     assert requesters("Globex wants to know its cutoff.") == ()
     wayne = parse_task("Jonas at Wayne is writing a note. Why did Wayne's batch fail?", tenant="wayne")
     assert wayne.tenant_named and "Jonas" not in wayne.names
+
+
+def test_a_message_that_asks_two_things_is_split_into_its_asks() -> None:
+    from ragkit.text.asking import split_asks
+
+    # a shared lead-in goes with every ask; "it" then points at what the lead-in names
+    assert split_asks("OPS-5559: what caused it, and which rollout fixed it?") == [
+        "OPS-5559: what caused it?", "OPS-5559: which rollout fixed it?"]
+    # no lead-in: "its" points at the earlier ask's name, "it" at what the earlier ask asks about
+    assert split_asks("Who maintains reserve-keeper, and what's its p95 batch duration?")[1] == (
+        "what's reserve-keeper p95 batch duration?")
+    owner = split_asks("What follow-up action came out of the OPS-1847 postmortem, and who owns it?")[1]
+    assert owner.startswith("who owns follow-up action") and "OPS-1847" in owner
+    assert split_asks("What's Tyrell's EUR cutoff, and has their cutover happened?")[1] == (
+        "has Tyrell's cutover happened?")
+    # a preposition before the second question word; the sentences around the asks stay with each
+    lunch = split_asks("Quick one before lunch. Who approved it, and on which date? Thanks")
+    assert lunch == ["Quick one before lunch. Who approved it? Thanks",
+                     "Quick one before lunch. on which date? Thanks"]
+    # a further question sentence that opens with "And"
+    assert len(split_asks("Who owns OPS-12? And when is it due?")) == 2
+    # one ask: "and" that joins two nouns, two question sentences that restate one ask
+    for one in ("Which commit fixed OPS-3318 and its follow-up?",
+                "Is Acme still on 11:15? What's the current cutoff?",
+                "What did Kim and Lee decide?"):
+        assert split_asks(one) == [one]

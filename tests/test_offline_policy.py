@@ -253,3 +253,98 @@ def test_a_source_type_the_message_only_mentions_does_not_restrict_the_answer():
     run = OfflinePolicy().begin(state)
     _searched(state, chain, [_item("ops-1891", "OPS-1891: limit EUR 5,000 per batch, see pol-limits.")])
     assert not run.judge(state).decided
+
+
+def _drive(run: Any, state: AgentState, limit: int = 30) -> Action:
+    """Run the policy to its answer, every tool call finding nothing new (as a loop would record it)."""
+    for _ in range(limit):
+        action = run.next_action(state)
+        if action.kind in ("answer", "abstain"):
+            return action
+        if action.kind == "search":
+            state.searches += 1
+        state.steps.append(Step(state.turn, action.kind, dict(action.arguments), True, 0.0, 0,
+                                {"ok": True, "results": []}, action.reason))
+    raise AssertionError("the policy did not conclude")
+
+
+def test_a_message_that_asks_two_things_answers_each_ask_with_its_own_citation():
+    from ragkit.agent.offline.asks import AskByAsk
+
+    task = "OPS-3318: who fixed it, and which commit fixed it?"
+    state = _state(task=task)
+    run = OfflinePolicy().begin(state)
+    assert isinstance(run, AskByAsk)
+    assert [r.frame.task for r in run.runs] == ["OPS-3318: who fixed it?", "OPS-3318: which commit fixed it?"]
+    assert run.first_search(state).arguments["query"] == task  # the always-on search: the message
+    who = _item("ops-3318-c1", "OPS-3318 was fixed by Okafor on the night shift.",
+                source_type="ticket_comment", title="Comment on OPS-3318")
+    _searched(state, task, [who, FIX])
+    final = _drive(run, state)
+    assert final.kind == "answer", final.arguments
+    assert final.arguments["values"] == ["Okafor", "a41c9e2"]
+    text = final.arguments["answer"]
+    assert text.startswith("First ask: Okafor [ops-3318-c1#top].")
+    assert "Second ask: a41c9e2 [ops-3318-c2#top]." in text
+    # the second ask opened with its own first query, and no ask spent more than its share
+    reasons = [s.reason for s in state.steps]
+    assert any(r.startswith("first query of the second ask") for r in reasons)
+    assert state.searches <= state.max_searches
+
+
+def test_a_message_with_an_unanswered_ask_is_not_answered_in_part():
+    task = "OPS-3318: which commit fixed it, and who approved the rollout?"
+    state = _state(task=task)
+    run = OfflinePolicy().begin(state)
+    _searched(state, task, [FIX])
+    final = _drive(run, state)
+    # an answer to half the message is not the answer it asked for: abstain, and say what was found
+    assert final.kind == "abstain"
+    text = final.arguments["answer"]
+    assert text.startswith("Second ask: I cannot answer this")
+    assert "For the first ask the evidence says: a41c9e2 [ops-3318-c2#top]." in text
+
+
+def test_a_compound_that_titles_a_record_is_what_the_ask_is_about():
+    # "reserve-keeper" titles a delivered record: a thing with records of its own (a service). A
+    # passage about another service's duration does not answer; one in its own record does
+    task = "What's reserve-keeper's p95 batch duration?"
+    state = _state(task=task)
+    run = OfflinePolicy().begin(state)
+    bridge = _item("arch-acquirer-bridge", "| p95 batch duration | 17 minutes |", tenant="global",
+                   source_type="architecture", title="acquirer-bridge architecture")
+    keeper = _item("arch-reserve-keeper", "| p95 batch duration | 33 minutes |", tenant="global",
+                   source_type="architecture", title="reserve-keeper architecture")
+    _searched(state, task, [bridge, keeper])
+    judgement = run.judge(state)
+    assert judgement.decided and judgement.record.decision.value == "33 minutes"
+    assert any(r.doc_id == "arch-acquirer-bridge" for r in judgement.record.rejected)
+    # its name is not the attribute asked: "Maintainer" states who maintains it
+    task = "Who maintains reserve-keeper?"
+    state = _state(task=task)
+    run = OfflinePolicy().begin(state)
+    owner = _item("arch-reserve-keeper", "reserve-keeper holds reserves. Maintainer: Cavanagh.",
+                  tenant="global", source_type="architecture", title="reserve-keeper architecture")
+    _searched(state, task, [owner])
+    judgement = run.judge(state)
+    assert judgement.decided and judgement.record.decision.surface == "Cavanagh"
+
+
+def test_the_record_the_ask_names_by_its_type_is_read_whole():
+    # "the OPS-1847 postmortem": only its timeline was delivered; the answer may be in a section
+    # no query reached, so the postmortem is read whole (once)
+    task = "Who owns the follow-up action that came out of the OPS-1847 postmortem?"
+    state = _state(task=task)
+    run = OfflinePolicy().begin(state)
+    timeline = _item("pm-1847", "| 26 Jun 09:10 | OPS-1847 opened |", source_type="postmortem",
+                     title="Postmortem: OPS-1847 rounding drift", citation="pm-1847#timeline",
+                     anchor="timeline")
+    _searched(state, task, [timeline])
+    action = run.next_action(state)
+    assert action.kind == "fetch" and action.arguments["ids"] == ["pm-1847"]
+    assert run.read_asked_record(state, run.judge(state)) is None  # read once
+    # an ask that names no source type reads nothing whole
+    state = _state(task="Who owns the follow-up action for OPS-1847?")
+    run = OfflinePolicy().begin(state)
+    _searched(state, state.task, [timeline])
+    assert run.read_asked_record(state, run.judge(state)) is None

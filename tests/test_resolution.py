@@ -833,3 +833,18 @@ def test_the_record_of_the_month_the_question_names_is_the_one_about_it() -> Non
     record = resolve(question, [january, july], as_of="2026-08-01")
     assert record.decision is not None and record.decision.surface == "Okafor"
     assert reasons(record) == {"min-01": "neighbouring_fact"}
+
+
+def test_which_record_of_a_type_asks_for_a_key_of_that_type() -> None:
+    # the ticket's own key stands first in its title; the question asks which rollout
+    ticket = ev("ops-4559", "**OPS-4559: Soylent reports early cutoff rollover**", authority="support",
+                source_type="ticket", effective_from="2026-04-02")
+    timeline = ev("pm-4559", "| 05 Apr 00:52 | fix deployed (RO-8154) |", authority="operations",
+                  source_type="postmortem", effective_from="2026-04-06")
+    other = ev("ro-7315", "Cutover completed for soylent.", authority="deployment_system",
+               source_type="rollout", effective_from="2026-03-01")
+    question = "Which rollout carried the fix for Soylent's early cutoff rollover?"
+    record = resolve(question, [ticket, timeline, other], as_of="2026-05-01")
+    assert record.decision is not None and record.decision.surface == "RO-8154"
+    # no rollout among the evidence: nothing says what a rollout's key looks like
+    assert resolve(question, [ticket, timeline], as_of="2026-05-01").decision is not None

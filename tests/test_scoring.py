@@ -74,3 +74,16 @@ def test_abstention_leaks_and_reading_the_tools_compact_traces():
                                        {"chunk_id": "ro#res~0", "fused_rank": 2}]]
     row = score_case(CASE, compact | {"abstained": True})
     assert row["entered"] and not row["full_traces"] and math.isnan(row["faithfulness"])
+
+
+def test_a_message_with_several_asks_is_right_when_one_of_its_values_is_the_expected_one():
+    from ragkit.evaluation import answer_correct
+
+    two = CASE  # expects 15:00; its message may ask for more
+    answer = "First ask: 15:00 [pol#cut]. Second ask: Okafor [ro#res]."
+    assert answer_correct(two, {"answer": answer, "value": "15:00", "values": ["15:00", "Okafor"]})
+    assert answer_correct(two, {"answer": answer, "value": "Okafor", "values": ["Okafor", "15:00"]})
+    assert not answer_correct(two, {"answer": answer, "value": "16:00", "values": ["16:00", "Okafor"]})
+    # one value: only that value counts (a second time in the prose is not an answer)
+    one = {"answer": "16:00 [pol#cut], not 15:00", "value": "16:00", "values": ["16:00"]}
+    assert not answer_correct(two, one)

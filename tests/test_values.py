@@ -215,3 +215,34 @@ def test_a_proposed_measure_is_checked_not_searched_for() -> None:
     assert len(without_measures(question)) == len(question)  # offsets still point into the question
     assert "retries" in without_measures("Are we still capped at 3 retries?")  # a count keeps its noun
     assert "EUR" not in without_measures("Can I approve a EUR 30,000 refund?")
+
+
+def test_the_question_phrase_says_what_is_asked_before_a_noun_elsewhere() -> None:
+    # "which rollout" asks for an identifier although the ask also says "cutoff"
+    assert asked_forms("Which rollout carried the fix for Soylent's early cutoff rollover?") == ("id",)
+    # "how long" asks for a duration although "amount" is a noun of the amount rule
+    assert asked_forms("How long is each day's amount held?") == ("duration",)
+    # "who" asks for a person, and "on which date" for a date, whatever nouns follow
+    assert asked_forms("Who approved the change to the EUR cutoff?") == ("person",)
+    assert asked_forms("On which date is the maintenance window the board gave CHG-8375?") == ("date",)
+    # "when" asks a date or a time of day alike: the nouns decide
+    assert asked_forms("When does Tyrell's euro batch close these days?")[0] == "time"
+    # "who's right" asks which claim holds, not for a person
+    assert asked_forms("Who's right? What cutoff applies to Tyrell?")[0] == "time"
+    # a statement before the question does not ask
+    assert asked_forms("The clause caps how often batches reopen. What is that cap?")[0] == "amount"
+
+
+def test_a_hyphenated_name_is_one_word_to_the_ask_rules() -> None:
+    # the percentage rule's "reserve" is not said by the service reserve-keeper
+    assert asked_forms("What's reserve-keeper's p95 batch duration?") == ("duration",)
+    assert asked_forms("What rolling reserve applies to Acme?")[0] == "percentage"
+
+
+def test_a_yes_no_question_about_a_day_without_a_year_asks_for_a_date() -> None:
+    # "29 January" is no value the reader can normalise (no year), but the question proposes a date
+    assert asked_forms("Did the OPS-7879 patch ship on 29 January?") == ("date",)
+    assert asked_forms("Was it deployed on January 29?") == ("date",)
+    # a value it can read comes first; a wh-question is not a yes/no question
+    assert asked_forms("Is Acme on 11:15 since 3 March?")[0] == "time"
+    assert asked_forms("Who deployed it on 29 January?") == ("person",)

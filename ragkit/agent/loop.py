@@ -135,6 +135,7 @@ class Agent:
             placement=self.placement,
             max_searches=self.max_searches,
             caller=self._caller(),
+            max_steps=self.max_steps,
         )
         run = self.policy.begin(state)
         final: Action | None = None
@@ -246,6 +247,7 @@ class Agent:
         verification = None
         abstained = final.kind == "abstain"
         value: str | None = None
+        values: tuple[str, ...] = ()
         if not abstained:
             verification = verify(text, delivered, caller=self._caller(), question=state.task)
             cited = [c for claim in verification.claims for c in claim.citations]
@@ -265,6 +267,7 @@ class Agent:
                 abstained = True
             else:
                 value = final.arguments.get("value") or _first_value(asked, text)
+                values = tuple(str(v) for v in final.arguments.get("values") or ([value] if value else []))
         turn = state.turn
         state.steps.append(
             Step(
@@ -285,6 +288,7 @@ class Agent:
             answer=text,
             abstained=abstained,
             value=None if abstained else value,
+            values=() if abstained else values,
             record=record,
             verification=verification if not abstained else verification,
             steps=state.steps,

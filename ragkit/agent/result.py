@@ -42,6 +42,9 @@ class AgentResult:
     as_of: str | None = None
     evidence_turns: dict[str, tuple[int, int]] = field(default_factory=dict)
     asked: str = "text"
+    #: the value of every answered ask, in order, for a message that asks several things
+    #: (:mod:`ragkit.agent.offline.asks`); otherwise ``value`` alone
+    values: tuple[str, ...] = ()
 
     @property
     def calls(self) -> int:
@@ -92,6 +95,7 @@ class AgentResult:
             "answer": self.answer,
             "abstained": self.abstained,
             "value": self.value,
+            "values": list(self.values),
             "citations": self.citations,
             "record": record,
             "verification": verification,

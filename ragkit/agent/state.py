@@ -156,6 +156,7 @@ class AgentState:
     steps: list[Step] = field(default_factory=list)
     evidence: dict[str, EvidenceUse] = field(default_factory=dict)
     searches: int = 0
+    max_steps: int | None = None  # the loop's ceiling on tool steps (None: not told)
 
     @property
     def turn(self) -> int:

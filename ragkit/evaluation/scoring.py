@@ -124,12 +124,23 @@ def answer_correct(case: EvidenceCase, result: Result) -> bool:
     For ``text`` and ``status`` kinds the expected phrase may also be stated anywhere in the
     answer's prose: a free-text value is a sentence, and the answer that states the expected
     cause in another sentence than the one recorded as ``value`` still gives it.
+
+    A message that asks several things ("Who maintains reserve-keeper, and what's its p95 batch
+    duration?") is answered ask by ask, and the result's ``values`` holds one value per answered
+    ask (never more values than the message has asks: :func:`ragkit.text.asking.split_asks`). Its
+    case expects the value of one of the asks, so the answer is right when one of ``values`` is
+    the expected value.
     """
     expected = case.expected
     if expected is None or not asserted(result):
         return False
     value = field(result, "value")
     answer = str(field(result, "answer", "") or "")
+    values = [str(v) for v in field(result, "values", None) or ()]
+    if len(values) > 1:
+        return any(expected.matches(v) for v in values) or (
+            expected.kind in ("text", "status") and expected.matches(answer)
+        )
     if expected.kind in ("text", "status"):
         return bool((value is not None and expected.matches(str(value))) or expected.matches(answer))
     if value is None:

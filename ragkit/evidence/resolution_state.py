@@ -193,6 +193,8 @@ class Resolution:
         self.id_prefixes = {
             m.group(0).upper() for p in proposed_identifiers(question) if (m := re.match(r"[A-Za-z]+-", p))
         }
+        if not self.id_prefixes and "id" in self.forms:
+            self.id_prefixes = record_prefixes(ask, evidence)
         self.unit = asked_unit(question)  # "how many closed batches" counts batches
         self.period = named_month(question)  # "in September 2025"
         seen: dict[str, Item] = {}
@@ -226,3 +228,29 @@ class Resolution:
         """The citation of the first delivered item of ``doc_id``, or ``None``."""
         found = [i for i in self.items if i.ev.doc_id == doc_id]
         return found[0].ev.citation if found else None
+
+
+def record_prefixes(ask: str, evidence: Sequence[Evidence]) -> set[str]:
+    """The identifier prefixes of the record type an identifier question names ("which rollout").
+
+    A question that asks which record of a source type did something ("Which rollout carried
+    the fix?") asks for the key of a record of that type, and a corpus names the records of one
+    type with one prefix (the delivered rollouts are ``ro-...``: the answer is an ``RO-`` key,
+    not the ``OPS-`` key of the ticket that mentions it). The prefixes are read from the doc ids
+    of the delivered evidence of that type; none when the question names no source type or no
+    record of that type was delivered.
+
+    Example:
+        >>> from ragkit.evidence.spans import Evidence
+        >>> ro = Evidence.of("ro-7719#result", "Done.", {"doc_id": "ro-7719", "source_type": "rollout"})
+        >>> sorted(record_prefixes("Which rollout carried the fix?", [ro]))
+        ['RO-']
+    """
+    types = {str(e.envelope.source_type) for e in evidence if e.envelope.source_type}
+    m = re.search(r"\b(?:which|what)\s+(\w+?)(?:s)?\b", ask.lower())
+    if m is None or m.group(1) not in types:
+        return set()
+    return {
+        p.group(0).upper() for e in evidence
+        if e.envelope.source_type == m.group(1) and (p := re.match(r"[a-z]+-", e.doc_id.lower()))
+    }

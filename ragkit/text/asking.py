@@ -41,6 +41,7 @@ __all__ = [
     "asks_present_state",
     "without_tag",
     "requesters",
+    "split_asks",
 ]
 
 # a sentence ends at . ? ! (or a line break) followed by a space and an upper-case letter or digit
@@ -221,3 +222,119 @@ def requesters(message: str) -> tuple[str, ...]:
     return tuple(
         w for m in _REQUESTER.finditer(message) for w in re.split(r"\s+", m.group(1) or m.group(2))
     )
+
+
+# "..., and which rollout carried it?", "... and has their cutover happened?": a second ask joined
+# to the first by a conjunction, opening with a question word or an auxiliary verb (perhaps after a
+# preposition: "and on which bridge?")
+_JOINED_ASK = re.compile(
+    r"(?:,\s*|\s+)(?:and|but|also|plus)\s+(?=(?:(?:on|in|at|to|from|by|for|with|of|under)\s+)?"
+    r"(?:what|what's|which|who|who's|whom|whose|when|where|why|how|is|are|was|were|has|have|had|"
+    r"did|does|do|can|will|should)\b)",
+    re.IGNORECASE,
+)
+# a sentence that opens with "And ...?" or "Also ...?" asks a further question
+_FURTHER = re.compile(r"^(?:and|also|plus)\b[\s,]*", re.IGNORECASE)
+# where an ask starts: its question word, or an auxiliary verb that opens it
+_ASK_START = re.compile(
+    r"\b(?:what|what's|which|who|who's|whom|whose|when|where|why|how)\b|"
+    r"^(?:is|are|was|were|has|have|had|did|does|do|can|could|will|would|should|may|must)\b",
+    re.IGNORECASE,
+)
+# a question word that stands for the subject: the word after it is the verb ("who approved X")
+_SUBJECT_WH = re.compile(r"^(?:who|who's|what|which)\s+(?=[a-z]+(?:ed|es|s)\b)", re.IGNORECASE)
+_AUXILIARY = re.compile(
+    r"^(?:'s|is|are|was|were|has|have|had|did|does|do|can|could|will|would|should|may|must)\b\s*",
+    re.IGNORECASE,
+)
+
+
+def _lead_in(ask: str) -> tuple[str, str]:
+    """``(lead-in, ask)``: "OPS-5559: what caused it" -> ("OPS-5559: ", "what caused it")."""
+    m = _ASK_START.search(ask)
+    if m is None or m.start() == 0:
+        return "", ask
+    head = ask[: m.start()]
+    # only a lead-in that ends a clause ("Risk review: for Acme, what ...") is shared by every ask
+    return (head, ask[m.start():]) if re.search(r"[:,;\u2013\u2014-]\s*$", head) else ("", ask)
+
+
+def _what_it_is(ask: str) -> str:
+    """What an ask is about, without its question words: "Who maintains reserve-keeper" ->
+    "reserve-keeper"; "What follow-up action came out of the OPS-1847 postmortem" -> "follow-up
+    action came out of the OPS-1847 postmortem"."""
+    text = ask.strip().rstrip("?").strip()
+    m = _SUBJECT_WH.match(text)
+    if m is not None:
+        # "who approved the fix": the asker's verb is not what the ask is about
+        text = re.sub(r"^[A-Za-z]+\s*", "", text[m.end():])
+    else:
+        text = re.sub(r"^(?:what|what's|which|who|who's|whom|whose|when|where|why|how)\b\s*", "", text,
+                      flags=re.IGNORECASE)
+        text = _AUXILIARY.sub("", text)
+    words = [w for w in text.split() if w.lower().strip(",.") not in TASK_STOPWORDS or "-" in w]
+    return " ".join(words) or text
+
+
+def _whose(ask: str) -> str:
+    """Who or what an ask names (a name, an identifier, a hyphenated name): what a later "its" or
+    "their" points back to ("What's Tyrell's EUR cutoff" -> "Tyrell's"); "" if it names none."""
+    tokens = re.findall(r"[A-Za-z0-9][\w'-]*", ask)
+    named = [t for n, t in enumerate(tokens)
+             if n and (re.match(r"[A-Z][a-z]", t) or re.search(r"\d|-", t))]
+    return " ".join(named)
+
+
+def split_asks(message: str) -> list[str]:
+    """The asks of a message that asks two things at once, each as a message of its own.
+
+    "Who maintains reserve-keeper, and what's its p95 batch duration?" asks two questions; read as
+    one, its words describe neither answer. A second ask is one joined to the first by "and" (or
+    "but", "also", "plus") and opening with a question word or an auxiliary verb, or a question
+    sentence opening with "And" or "Also". Each ask keeps the message's other sentences and the
+    lead-in the asks share ("OPS-5559: what caused it, and which rollout fixed it?" gives
+    "OPS-5559: what caused it?" and "OPS-5559: which rollout fixed it?"). A word in a later ask
+    that points back (*it*, *its*, *their*) with no shared lead-in to point to is replaced by what
+    the earlier ask is about, without its question words. A message with one ask is returned as
+    the only item.
+
+    Example:
+        >>> split_asks("Who maintains reserve-keeper, and what's its p95 batch duration?")
+        ['Who maintains reserve-keeper?', "what's reserve-keeper p95 batch duration?"]
+        >>> split_asks("OPS-5559: what caused it, and which rollout fixed it?")
+        ['OPS-5559: what caused it?', 'OPS-5559: which rollout fixed it?']
+        >>> split_asks("Which commit fixed OPS-3318 and its follow-up?")
+        ['Which commit fixed OPS-3318 and its follow-up?']
+    """
+    sentences = message_sentences(message)
+    at = [n for n, s in enumerate(sentences) if s.rstrip().endswith("?")]
+    if not at:
+        return [message.strip()]
+    first = at[0]
+    asks: list[str] = []
+    n_last = first
+    pieces = _JOINED_ASK.split(sentences[first].rstrip().rstrip("?"))
+    if len(pieces) > 1 and _ASK_START.search(pieces[0]):
+        asks = [p.strip() for p in pieces]
+    else:
+        asks = [sentences[first].rstrip().rstrip("?")]
+    for n in at[1:]:
+        if n == n_last + 1 and _FURTHER.match(sentences[n]):
+            asks.append(_FURTHER.sub("", sentences[n]).rstrip().rstrip("?"))
+            n_last = n
+    if len(asks) < 2:
+        return [message.strip()]
+    lead, first_ask = _lead_in(asks[0])
+    asks[0] = first_ask
+    about, whose = _what_it_is(first_ask), _whose(first_ask)
+    out = []
+    for i, ask in enumerate(asks):
+        back = _BACK.search(ask)
+        if i and not lead and back is not None:
+            # "its p95", "their cutover": whose (the earlier ask's name); "who owns it": what
+            # the earlier ask asks about
+            possessive = back.group(0).lower() in ("its", "their", "his", "her")
+            ask = ask[: back.start()] + ((possessive and whose) or about) + ask[back.end():]
+        out.append(lead + ask + "?")
+    before, after = sentences[:first], sentences[n_last + 1:]
+    return [" ".join([*before, ask, *after]) for ask in out]

@@ -45,8 +45,8 @@ from ragkit.text.asking import (
     without_tag,
 )
 from ragkit.text.normalise import MONTHS
-from ragkit.text.profile_views import ProfileRegex
-from ragkit.text.relevance import NOT_CODES, with_codes
+from ragkit.text.profile_views import ProfileRegex, ProfileWords
+from ragkit.text.relevance import with_codes
 from ragkit.text.values import proposed_identifiers
 from ragkit.text.words import TASK_ID_PATTERNS, TASK_STOPWORDS, WEEKDAYS, prefix5
 
@@ -69,6 +69,9 @@ _EVENT = ProfileRegex("event_cues", re.IGNORECASE)
 # words that mark a question about a standing rule or state, where validity at a moment matters
 _RULE = ProfileRegex("rule_cues", re.IGNORECASE)
 
+# the codes that narrow a question: the profile's currencies and the codes it names in words
+_CODES = ProfileWords(lambda p: {c.upper() for c in p.currencies} | {row[0].upper() for row in p.code_names})
+
 @dataclass(frozen=True)
 class TaskFrame:
     """What the task asks, as the offline policy reads it.
@@ -90,8 +93,9 @@ class TaskFrame:
         valid_at: the moment whose rules apply: the task's date, else ``as_of``; ``None`` for
             event questions (validity filtering would hide the records of what happened).
         as_of: the snapshot time (ISO), if given.
-        qualifiers: upper-case codes in the task (``EUR``, ``CHF``, ``GBP``) that narrow the
-            question: a passage that states a value must name them.
+        qualifiers: the codes in the task that narrow the question (``EUR``, ``CHF``, ``GBP``: the
+            profile's currencies and the codes it names in words): a passage that states a value
+            must name them. Other acronyms (``SLA``, ``SFTP``) are content words, not qualifiers.
     """
 
     task: str
@@ -333,7 +337,7 @@ def parse_task(task: str, *, tenant: str = "*", as_of: object = None) -> TaskFra
         dict.fromkeys(
             m
             for m in re.findall(r"\b[A-Z]{2,5}\b", coded)
-            if m not in NOT_CODES and not any(m in v for v in id_values)
+            if m in _CODES and not any(m in v for v in id_values)
         )
     )
     words += [c.lower() for c in qualifiers if c not in ask and c.lower() not in words]

@@ -34,7 +34,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from ragkit.core.errors import ValidationError
-from ragkit.text.asking import ask_of, is_yes_no, proposed_names
+from ragkit.text.asking import ask_of, is_yes_no, proposed_names, questions_of
 from ragkit.text.normalise import VALUE_KINDS, normalise_value
 from ragkit.text.profile_views import ProfileSeq
 from ragkit.text.value_patterns import (
@@ -44,6 +44,7 @@ from ragkit.text.value_patterns import (
     FORM_PATTERNS,
     FORMS,
     KIND_FORMS,
+    MONTH_WORDS,
     NOT_PEOPLE,
 )
 from ragkit.text.words import id_shape
@@ -163,11 +164,22 @@ def read_values(text: str, kind: str | None = None, *, forms: Sequence[str] | No
 # the profile's ``ask_rules``: (pattern, forms), first match wins
 _ASK_RULES: ProfileSeq[tuple[str, tuple[str, ...]]] = ProfileSeq(lambda p: p.ask_rules)
 
+# a question word that opens a clause (perhaps after a preposition: "on which date", "after how
+# many") and the three words after it; not "when", which asks a date or a time of day alike
+_QUESTION_PHRASE = re.compile(
+    r"(?:^|[,:;?.]\s*|\band\s+)(?:(?:on|in|at|by|for|after|before|above|below|under|within|from|to|"
+    r"with|of)\s+)?(?:what|which|who|whom|whose|where|why|how)(?:'s)?\b(?:\s+[\w'-]+){0,3}"
+)
+
+
 def asked_forms(question: str) -> tuple[str, ...]:
     """The forms of value a question asks for, most likely first; ``()`` for a free-text answer.
 
     Only the part of a message that asks is read (:func:`ragkit.text.asking.ask_of`). Rules
-    are tried in order; the first whose pattern matches wins (a list of documented regexes, not
+    are tried in order, first on the question phrases alone (a question word that opens a clause
+    and the three words after it: "which rollout carried", "how long is"; not "when", which asks
+    a date or a time of day alike), then on the whole ask; the first whose
+    pattern matches wins (a list of documented regexes, not
     a model: extend the profile's ``ask_rules`` for a new domain). A yes/no question
     (:func:`ragkit.text.asking.is_yes_no`) that proposes a value ("still 11:15?", "an 8%
     reserve?") asks for a value of that value's form: its forms come first.
@@ -179,13 +191,19 @@ def asked_forms(question: str) -> tuple[str, ...]:
         ('amount', 'duration')
         >>> asked_forms("Are we still capped at 3 retries for payouts?")[0]
         'count'
+        >>> asked_forms("Which rollout carried the fix for the early cutoff?")
+        ('id',)
     """
     ask = ask_of(question)
     q = ask.lower()
     ruled: tuple[str, ...] = ()
-    for pattern, forms in _ASK_RULES:
-        if re.search(pattern, q):
-            ruled = forms
+    # the question word and the words after it ("which rollout carried", "how long is") say what
+    # is asked before any noun elsewhere in the ask does ("... early cutoff rollover")
+    phrases = " ... ".join(m.group(0) for m in _QUESTION_PHRASE.finditer(questions_of(ask).lower()))
+    for text in (phrases, q):
+        found = next((forms for pattern, forms in _ASK_RULES if _says(pattern, text)), None)
+        if found is not None:
+            ruled = found
             break
     if is_yes_no(question):
         proposed = [
@@ -193,9 +211,26 @@ def asked_forms(question: str) -> tuple[str, ...]:
         ]
         if proposed_names(question):
             proposed.insert(0, "person")  # "Is Hakimi the assignee?" asks who is
+        if not proposed and _DAY_MONTH.search(ask):
+            proposed.append("date")  # "Did it ship on 29 January?": a date, its year left to context
         if proposed:
             return tuple(dict.fromkeys([*proposed, *ruled]))
     return ruled
+
+
+# a day of a month without a year ("29 January", "January 29"): no value to read, but a date asked
+_DAY_MONTH = re.compile(
+    rf"\b\d{{1,2}}\s+(?:{MONTH_WORDS})\b|\b(?:{MONTH_WORDS})\s+\d{{1,2}}\b", re.IGNORECASE
+)
+
+
+def _says(pattern: str, text: str) -> bool:
+    """Whether ``pattern`` matches ``text`` in whole words: a hyphenated name is one word (the
+    percentage rule's "reserve" is not said by the service "reserve-keeper")."""
+    return any(
+        not re.match(r"-\w", text[m.end():]) and not re.search(r"\w-$", text[: m.start()])
+        for m in re.finditer(pattern, text)
+    )
 
 
 def _proposed_as(text: str, v: Value) -> bool:

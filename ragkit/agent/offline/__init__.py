@@ -7,6 +7,10 @@ with it on the same loop, caps and checks.
 
 The rules, in the order the loop meets them (CURRICULUM sections 1 and 7):
 
+0. **One ask at a time**: a message that asks two things ("Who maintains reserve-keeper, and
+   what's its p95 batch duration?", :func:`ragkit.text.asking.split_asks`) runs the rules below
+   once per ask, over one shared trace, each ask with its share of the search cap and step
+   ceiling (:mod:`~ragkit.agent.offline.asks`); it is answered only when every ask is.
 1. **Read the task**: identifiers, names, the caller's tenant, a date or month period,
    the kind of value asked (:func:`ragkit.text.values.asked_kind`), and whether it asks which
    rule *applies* at a moment (searches carry ``valid_at``) or what *happened* (no
@@ -53,7 +57,8 @@ The modules, in the order a run uses them: :mod:`~ragkit.agent.offline.reading` 
 :mod:`~ragkit.agent.offline.passages` (what an excerpt says), :mod:`~ragkit.agent.offline.memory`
 (what a run remembers), :mod:`~ragkit.agent.offline.judging` (rules 3 and 5),
 :mod:`~ragkit.agent.offline.moves` (rules 2, 4 and 6), :mod:`~ragkit.agent.offline.answers`
-(rule 7) and :mod:`~ragkit.agent.offline.policy` (the policy and one task's run).
+(rule 7), :mod:`~ragkit.agent.offline.policy` (the policy and one task's run) and
+:mod:`~ragkit.agent.offline.asks` (rule 0: a run per ask).
 
 Example:
     >>> from ragkit.agent.state import AgentState
@@ -63,12 +68,14 @@ Example:
 """
 
 from ragkit.agent.offline.answers import abstention_text, answer_text, cite_each
+from ragkit.agent.offline.asks import AskByAsk
 from ragkit.agent.offline.judging import Judgement
 from ragkit.agent.offline.moves import CONTRADICTION_TERMS
 from ragkit.agent.offline.policy import ABSTAIN_BELOW, OfflinePolicy, OfflineRun
 
 __all__ = [
     "ABSTAIN_BELOW",
+    "AskByAsk",
     "CONTRADICTION_TERMS",
     "Judgement",
     "OfflinePolicy",

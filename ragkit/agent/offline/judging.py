@@ -96,6 +96,10 @@ class Judging(RunMemory):
             pool = [
                 u for u in pool if thread_of(u) not in self.via and str(u.item.get("doc_id")) not in self.via
             ]
+        # a compound the ask names that titles a delivered record ("reserve-keeper architecture") is a
+        # thing with records of its own (a service, a system): a passage about it names it
+        titles = " ".join(str(u.item.get("title", "")) for u in state.evidence.values()).lower()
+        self.titled = [w for w in self.frame.predicate if "-" in w and w in titles]
         record = None
         if self.target:
             # a chain question asks what the last record of the chain says (the policy, the rollout)
@@ -256,7 +260,8 @@ class Judging(RunMemory):
         """What the task names that the passage does not: codes (CHF), names, and, unless the
         passage names the task's identifiers, every content word of the ask (it must share one)."""
         hay = " ".join([str(use.item.get("text", "")), str(use.item.get("title", ""))]).lower()
-        lacking = [q for q in (*self.frame.qualifiers, *self.frame.names) if q.lower() not in hay]
+        named = (*self.frame.qualifiers, *self.frame.names, *self.titled)
+        lacking = [q for q in named if q.lower() not in hay]
         hay += " " + self._leads_for(use).lower()  # a chain's words reach the record it leads to
         # named by the task's own identifiers: about the task whatever its words; reached by an
         # identifier the agent followed: only along a chain or a cause's thread
@@ -276,9 +281,12 @@ class Judging(RunMemory):
 
     def attribute_terms(self) -> list[str]:
         """The words of the task that name the asked attribute or event (cutover, sweep threshold,
-        escalations): its predicate minus generic and framing words and the name of the kind."""
+        escalations): its predicate minus generic and framing words, the name of the kind, and the
+        compounds that title a delivered record (a service: what is asked about, not what is asked)."""
         out = []
         for w in self.frame.predicate:
+            if w in self.titled:
+                continue  # a thing with records of its own is what the ask is about, not its attribute
             for part in re.split(r"[-_]", w):
                 if len(part) > 2 and part not in GENERIC and part not in FRAME and part not in TASK_STOPWORDS:
                     out.append(part)

@@ -41,6 +41,7 @@ class RunMemory:
     # table header) and the title of the record it stood in; it carries the chain's predicate
     leads: dict[str, str] = field(default_factory=dict)
     via: set[str] = field(default_factory=set)  # task identifiers named only as a chain's origin
+    titled: list[str] = field(default_factory=list)  # compounds of the ask that title a delivered record
     fit: SentenceFit | None = None  # judges answering sentences (None: shared words only)
     # abstain when the decisive sentence's fit is below this logit (None: no such gate)
     gate: tuple[SentenceFit, float] | None = None

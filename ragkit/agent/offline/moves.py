@@ -4,7 +4,8 @@ Rules 2, 4 and 6 of the offline policy (:mod:`ragkit.agent.offline`). While the 
 insufficient the policy tries the task's query variants (:meth:`Moves.next_variant`: the task,
 a structured query, the identifiers alone, the keywords, pseudo-relevance feedback) and follows
 what counted evidence names (:meth:`Moves.follow_evidence`: links, a ticket's thread, the
-identifiers of a sentence about a fix, rollout or policy). Once a value is decided it reads the
+identifiers of a sentence about a fix, rollout or policy; :meth:`Moves.read_asked_record`: the
+record the ask names by its type, read whole). Once a value is decided it reads the
 record the decisive sentence points at (:meth:`Moves.onward_lead`) and searches for what would
 overturn the value (:meth:`Moves.contradiction_search`; :meth:`Moves.deferred_rule` when an
 exception's condition has ended).
@@ -22,6 +23,7 @@ from ragkit.agent.offline.page import read_uses, visible
 from ragkit.agent.offline.passages import holder, named_in
 from ragkit.agent.offline.reading import HOP_CUES, ROLES
 from ragkit.agent.state import Action, AgentState
+from ragkit.text.asking import ask_of
 from ragkit.text.profile import active_profile
 from ragkit.text.profile_views import ProfileSeq
 from ragkit.text.taskparse import content_words, feedback_terms, find_identifiers, keyword_query
@@ -72,6 +74,29 @@ class Moves(Judging):
             if state.searches_left <= 0:
                 return None
             return Action("search", {"query": ident, "k": 8}, f"follow {ident}, named in {source}")
+        return None
+
+    def read_asked_record(self, state: AgentState, judgement: Judgement) -> Action | None:
+        """The record the ask names by its type ("what came out of the OPS-1847 postmortem"), read
+        whole when only some of its sections were delivered: the section that answers may be one
+        no query reached (an action-items table under a postmortem's other sections)."""
+        words = set(content_words(ask_of(self.frame.task)))
+        named = {t for t in active_profile().source_types if t in words or f"{t}s" in words}
+        if not named:
+            return None
+        ids = [i.lower() for i in self.frame.identifiers]
+        names = [n.lower() for n in self.frame.names]
+        for use in read_uses(state):
+            doc_id = str(use.item.get("doc_id"))
+            if use.item.get("source_type") not in named or doc_id in self.fetched:
+                continue
+            hay = " ".join([doc_id, str(use.item.get("title", "")), str(use.item.get("text", ""))]).lower()
+            if (ids and any(i in hay for i in ids)) or (not ids and names and all(n in hay for n in names)):
+                self.fetched.add(doc_id)
+                self.linked.add(doc_id)
+                kind = use.item.get("source_type")
+                return Action("fetch", {"ids": [doc_id]},
+                              f"read the {kind} the task names, whole ({use.citation})")
         return None
 
     def follow_evidence(self, state: AgentState, judgement: Judgement) -> Action | None:

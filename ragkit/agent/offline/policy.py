@@ -16,6 +16,7 @@ Example:
 from __future__ import annotations
 
 from ragkit.agent.offline.answers import abstention_text, answer_text
+from ragkit.agent.offline.asks import AskByAsk
 from ragkit.agent.offline.judging import Judgement
 from ragkit.agent.offline.moves import Moves
 from ragkit.agent.offline.page import with_margin
@@ -23,7 +24,7 @@ from ragkit.agent.offline.passages import holder
 from ragkit.agent.offline.reading import CAUSE_ASK, origins, target_type
 from ragkit.agent.state import Action, AgentState
 from ragkit.evidence.fit import SentenceFit, quote_fit
-from ragkit.text.asking import ask_of
+from ragkit.text.asking import ask_of, split_asks
 from ragkit.text.taskparse import keyword_query, parse_task
 from ragkit.text.values import asked_kind
 
@@ -75,7 +76,7 @@ class OfflineRun(Moves):
         # an exception whose condition ended points at the rule that governs now: search it first;
         # a question about a standing rule is answered by rule sources, so the task's own query
         # variants come before following incident threads; an event question follows its records
-        action = self.deferred_rule(state, judgement)
+        action = self.deferred_rule(state, judgement) or self.read_asked_record(state, judgement)
         if action is None and not self.frame.event:
             action = self.next_variant(state, judgement) or self.follow_evidence(state, judgement)
         elif action is None:
@@ -144,15 +145,21 @@ class OfflinePolicy:
         self.fit = SentenceFit() if fit is True else (fit or None)
         self.abstain_below = abstain_below
 
-    def begin(self, state: AgentState) -> OfflineRun:
-        """Read the task once and start its run."""
-        frame = parse_task(state.task, tenant=state.tenant, as_of=state.as_of)
+    def begin(self, state: AgentState) -> OfflineRun | AskByAsk:
+        """Read the task once and start its run (one run per ask when it asks several things)."""
+        asks = split_asks(state.task)
+        if len(asks) > 1:
+            return AskByAsk([self._run(state, ask) for ask in asks], asks)
+        return self._run(state, state.task)
+
+    def _run(self, state: AgentState, task: str) -> OfflineRun:
+        frame = parse_task(task, tenant=state.tenant, as_of=state.as_of)
         return OfflineRun(
-            via=origins(state.task, frame.identifiers),
-            cause=asked_kind(state.task) == "text" and bool(CAUSE_ASK.search(ask_of(state.task))),
-            target=target_type(ask_of(state.task)),
+            via=origins(task, frame.identifiers),
+            cause=asked_kind(task) == "text" and bool(CAUSE_ASK.search(ask_of(task))),
+            target=target_type(ask_of(task)),
             frame=frame,
-            asked=asked_kind(state.task),
+            asked=asked_kind(task),
             k=self.k,
             fit=self.fit,
             gate=None if self.abstain_below is None else (self.fit or SentenceFit(), self.abstain_below),
