@@ -126,3 +126,13 @@ def test_a_bad_task_or_as_of_is_a_clear_error() -> None:
 def test_task_frame_defaults() -> None:
     f = TaskFrame(task="x", tenant="*")
     assert f.identifiers == () and f.entities == () and f.id_kinds == {}
+
+
+def test_only_the_profiles_codes_qualify_a_question() -> None:
+    # a currency narrows the question (a passage that states a value must name it) ...
+    assert parse_task("What is Umbrella's PLN cutoff?", tenant="umbrella").qualifiers == ("PLN",)
+    assert parse_task("When does the Polish zloty batch close?", tenant="umbrella").qualifiers == ("PLN",)
+    # ... another acronym is a content word: "SLA" names what is asked, "SFTP" a system
+    sla = parse_task("What's the tenant notification SLA in the incident notice policy?", tenant="globex")
+    assert sla.qualifiers == () and "sla" in sla.words
+    assert parse_task("Why did the SFTP certificate expire?", tenant="soylent").qualifiers == ()
