@@ -348,3 +348,29 @@ def test_the_record_the_ask_names_by_its_type_is_read_whole():
     run = OfflinePolicy().begin(state)
     _searched(state, state.task, [timeline])
     assert run.read_asked_record(state, run.judge(state)) is None
+    # the record a chain starts from is not the one asked about ("produced a follow-up ticket")
+    state = _state(task="The review of OPS-1847 produced a follow-up ticket. Where does it stand?")
+    run = OfflinePolicy().begin(state)
+    _searched(state, state.task, [_item("ops-1847", "OPS-1847: rounding drift in the batch close.")])
+    assert run.read_asked_record(state, run.judge(state)) is None
+
+
+def test_a_table_continued_under_a_new_heading_is_defined_by_the_section_that_opened_it():
+    task = "How much of Q2 2026 was notify-hub up and passing its health check?"
+    rows = "| Service | Achieved | Objective |\n|---|---|---|\n| notify-hub | 99.93% | 99.90% |"
+    table = _item("qr-2026-q2", rows, tenant="global", source_type="wiki",
+                  title="Platform quarterly report, Q2 2026",
+                  citation="qr-2026-q2#4-availability-continued", anchor="4-availability-continued")
+    opening = _item("qr-2026-q2", "Availability is the share of the quarter's minutes in which the service "
+                    "passed its health check.", tenant="global", source_type="wiki",
+                    title="Platform quarterly report, Q2 2026", citation="qr-2026-q2#3-availability",
+                    anchor="3-availability")
+    # the table alone does not say what its figures measure
+    state = _state(task=task)
+    run = OfflinePolicy().begin(state)
+    _searched(state, task, [table])
+    assert not run.judge(state).decided
+    # with the section that opened it (same topic: "availability"), it does
+    _searched(state, task, [opening])
+    judgement = run.judge(state)
+    assert judgement.decided and judgement.record.decision.surface == "99.93%"

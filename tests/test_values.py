@@ -246,3 +246,8 @@ def test_a_yes_no_question_about_a_day_without_a_year_asks_for_a_date() -> None:
     # a value it can read comes first; a wh-question is not a yes/no question
     assert asked_forms("Is Acme on 11:15 since 3 March?")[0] == "time"
     assert asked_forms("Who deployed it on 29 January?") == ("person",)
+
+
+def test_how_much_of_a_whole_asks_for_a_share() -> None:
+    assert asked_forms("How much of Q2 2026 was notify-hub up and passing its health check?")[0] == "percentage"
+    assert asked_forms("How much is the refund threshold?") == ("amount",)

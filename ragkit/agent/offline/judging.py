@@ -100,6 +100,7 @@ class Judging(RunMemory):
         # thing with records of its own (a service, a system): a passage about it names it
         titles = " ".join(str(u.item.get("title", "")) for u in state.evidence.values()).lower()
         self.titled = [w for w in self.frame.predicate if "-" in w and w in titles]
+        self.sections = list(state.evidence.values())
         record = None
         if self.target:
             # a chain question asks what the last record of the chain says (the policy, the rollout)
@@ -322,7 +323,7 @@ class Judging(RunMemory):
             ):
                 return []
         title = str(use.item.get("title", ""))
-        situated = " ".join([quote, situation(text, raw), title])
+        situated = " ".join([quote, situation(text, raw), title, self._same_topic(use)])
         # reached along a chain: what named this record predicates it ("| OPS-7167 |" under
         # "Action items" makes OPS-7167's status the action item's status)
         situated += " " + self._leads_for(use)
@@ -334,9 +335,28 @@ class Judging(RunMemory):
             return []
         return ["a sentence that states " + " / ".join(terms[:4])]
 
+    def _same_topic(self, use: EvidenceUse) -> str:
+        """The delivered sections of the same document under a heading of the same topic ("3.
+        Availability" for "4. Availability (continued)"): a table continued under a new heading is
+        still defined by the section that opened it."""
+        doc_id, anchor = str(use.item.get("doc_id")), str(use.item.get("anchor") or "")
+        topic = _heading_words(anchor)
+        if not topic:
+            return ""
+        return " ".join(
+            str(u.item.get("text", "")) for u in self.sections
+            if str(u.item.get("doc_id")) == doc_id and u.citation != use.citation
+            and topic & _heading_words(str(u.item.get("anchor") or ""))
+        )
+
     def _missing(self, record: DecisionRecord, counted: Sequence[EvidenceUse]) -> str:
         if record.status == "conflict":
             return "the sources conflict"
         if not counted:
             return "no excerpt about " + about_task(self.frame)
         return f"no {self.asked} value for {' '.join(self.frame.predicate[:4]) or 'the question'} in them"
+
+
+def _heading_words(anchor: str) -> set[str]:
+    """The words of a section's anchor that name its topic (no numbers, no "continued")."""
+    return {w for w in anchor.split("-") if len(w) > 3 and not w.isdigit() and w not in ("continued", "cont")}

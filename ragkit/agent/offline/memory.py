@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ragkit.agent.state import EvidenceUse
 from ragkit.evidence.fit import SentenceFit
 from ragkit.text.taskparse import TaskFrame
 
@@ -42,6 +43,7 @@ class RunMemory:
     leads: dict[str, str] = field(default_factory=dict)
     via: set[str] = field(default_factory=set)  # task identifiers named only as a chain's origin
     titled: list[str] = field(default_factory=list)  # compounds of the ask that title a delivered record
+    sections: list[EvidenceUse] = field(default_factory=list)  # what was delivered, at the last judging
     fit: SentenceFit | None = None  # judges answering sentences (None: shared words only)
     # abstain when the decisive sentence's fit is below this logit (None: no such gate)
     gate: tuple[SentenceFit, float] | None = None

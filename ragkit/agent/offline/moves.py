@@ -20,7 +20,7 @@ from typing import Any
 
 from ragkit.agent.offline.judging import Judgement, Judging
 from ragkit.agent.offline.page import read_uses, visible
-from ragkit.agent.offline.passages import holder, named_in
+from ragkit.agent.offline.passages import holder, named_in, thread_of
 from ragkit.agent.offline.reading import HOP_CUES, ROLES
 from ragkit.agent.state import Action, AgentState
 from ragkit.text.asking import ask_of
@@ -90,6 +90,8 @@ class Moves(Judging):
             doc_id = str(use.item.get("doc_id"))
             if use.item.get("source_type") not in named or doc_id in self.fetched:
                 continue
+            if doc_id.lower() in self.via or thread_of(use) in self.via:
+                continue  # "the review of OPS-8265 produced a follow-up ticket": not OPS-8265 itself
             hay = " ".join([doc_id, str(use.item.get("title", "")), str(use.item.get("text", ""))]).lower()
             if (ids and any(i in hay for i in ids)) or (not ids and names and all(n in hay for n in names)):
                 self.fetched.add(doc_id)
