@@ -249,5 +249,6 @@ def test_a_yes_no_question_about_a_day_without_a_year_asks_for_a_date() -> None:
 
 
 def test_how_much_of_a_whole_asks_for_a_share() -> None:
-    assert asked_forms("How much of Q2 2026 was notify-hub up and passing its health check?")[0] == "percentage"
+    uptime = "How much of Q2 2026 was notify-hub up and passing its health check?"
+    assert asked_forms(uptime)[0] == "percentage"
     assert asked_forms("How much is the refund threshold?") == ("amount",)
