@@ -33,6 +33,9 @@ import re
 from ragkit.text.words import TASK_STOPWORDS
 
 __all__ = [
+    "QUESTION_WORDS",
+    "AUXILIARIES",
+    "QUESTION_PREPOSITIONS",
     "message_sentences",
     "ask_of",
     "questions_of",
@@ -49,15 +52,18 @@ _CUT = re.compile(r"(?<=[.?!])\s+(?=[A-Z0-9\"'(])|\n+")
 # words that point back to something named in an earlier sentence
 _BACK = re.compile(r"\b(it|its|that|this|they|them|their|those|these|one|he|she|her|his)\b", re.IGNORECASE)
 # a question that opens with an auxiliary verb asks yes or no; so does a statement with a tag
-_YES_NO = re.compile(
-    r"^(is|are|was|were|do|does|did|has|have|had|can|could|should|will|would|may|must|am)\b",
-    re.IGNORECASE,
-)
+#: The words that open an English question: question words, auxiliary verbs, and the prepositions
+#: a question word may follow ("on which date", "after how many"). Written once; every pattern
+#: below and :func:`ragkit.text.values.asked_forms` build on them.
+QUESTION_WORDS = "what|which|who|whom|whose|when|where|why|how"
+AUXILIARIES = "is|are|was|were|do|does|did|has|have|had|can|could|should|will|would|may|must|am"
+QUESTION_PREPOSITIONS = "on|in|at|by|for|after|before|above|below|under|within|from|to|with|of"
+_YES_NO = re.compile(rf"^({AUXILIARIES})\b", re.IGNORECASE)
 _TAG_ANYWHERE = re.compile(r",\s*(?:right|correct|yes|no|isn't it|aren't they|true)\s*\?", re.IGNORECASE)
 _TAG = re.compile(_TAG_ANYWHERE.pattern + r"\s*$", re.IGNORECASE)
 # ... unless it is a polite request ("Can you tell me ...?") or also asks a wh-question
 _REQUEST = re.compile(r"^(can|could|would|will)\s+(you|someone|somebody|we)\b", re.IGNORECASE)
-_WH = re.compile(r"\b(what|which|who|whom|whose|when|where|why|how)\b", re.IGNORECASE)
+_WH = re.compile(rf"\b({QUESTION_WORDS})\b", re.IGNORECASE)
 
 
 def message_sentences(message: str) -> list[str]:
@@ -228,25 +234,17 @@ def requesters(message: str) -> tuple[str, ...]:
 # to the first by a conjunction, opening with a question word or an auxiliary verb (perhaps after a
 # preposition: "and on which bridge?")
 _JOINED_ASK = re.compile(
-    r"(?:,\s*|\s+)(?:and|but|also|plus)\s+(?=(?:(?:on|in|at|to|from|by|for|with|of|under)\s+)?"
-    r"(?:what|what's|which|who|who's|whom|whose|when|where|why|how|is|are|was|were|has|have|had|"
-    r"did|does|do|can|will|should)\b)",
+    rf"(?:,\s*|\s+)(?:and|but|also|plus)\s+(?=(?:(?:{QUESTION_PREPOSITIONS})\s+)?"
+    rf"(?:(?:{QUESTION_WORDS})(?:'s)?|{AUXILIARIES})\b)",
     re.IGNORECASE,
 )
 # a sentence that opens with "And ...?" or "Also ...?" asks a further question
 _FURTHER = re.compile(r"^(?:and|also|plus)\b[\s,]*", re.IGNORECASE)
 # where an ask starts: its question word, or an auxiliary verb that opens it
-_ASK_START = re.compile(
-    r"\b(?:what|what's|which|who|who's|whom|whose|when|where|why|how)\b|"
-    r"^(?:is|are|was|were|has|have|had|did|does|do|can|could|will|would|should|may|must)\b",
-    re.IGNORECASE,
-)
+_ASK_START = re.compile(rf"\b(?:{QUESTION_WORDS})(?:'s)?\b|^(?:{AUXILIARIES})\b", re.IGNORECASE)
 # a question word that stands for the subject: the word after it is the verb ("who approved X")
 _SUBJECT_WH = re.compile(r"^(?:who|who's|what|which)\s+(?=[a-z]+(?:ed|es|s)\b)", re.IGNORECASE)
-_AUXILIARY = re.compile(
-    r"^(?:'s|is|are|was|were|has|have|had|did|does|do|can|could|will|would|should|may|must)\b\s*",
-    re.IGNORECASE,
-)
+_AUXILIARY = re.compile(rf"^(?:'s|{AUXILIARIES})\b\s*", re.IGNORECASE)
 
 
 def _lead_in(ask: str) -> tuple[str, str]:
@@ -269,8 +267,7 @@ def _what_it_is(ask: str) -> str:
         # "who approved the fix": the asker's verb is not what the ask is about
         text = re.sub(r"^[A-Za-z]+\s*", "", text[m.end():])
     else:
-        text = re.sub(r"^(?:what|what's|which|who|who's|whom|whose|when|where|why|how)\b\s*", "", text,
-                      flags=re.IGNORECASE)
+        text = re.sub(rf"^(?:{QUESTION_WORDS})\b\s*", "", text, flags=re.IGNORECASE)
         text = _AUXILIARY.sub("", text)
     words = [w for w in text.split() if w.lower().strip(",.") not in TASK_STOPWORDS or "-" in w]
     return " ".join(words) or text
@@ -294,9 +291,9 @@ def split_asks(message: str) -> list[str]:
     sentence opening with "And" or "Also". Each ask keeps the message's other sentences and the
     lead-in the asks share ("OPS-5559: what caused it, and which rollout fixed it?" gives
     "OPS-5559: what caused it?" and "OPS-5559: which rollout fixed it?"). A word in a later ask
-    that points back (*it*, *its*, *their*) with no shared lead-in to point to is replaced by what
-    the earlier ask is about, without its question words. A message with one ask is returned as
-    the only item.
+    that points back with no shared lead-in to point to is replaced: *its* or *their* by the names
+    and identifiers of the earlier ask, *it* or *that* by what the earlier ask is about, without
+    its question words. A message with one ask is returned as the only item.
 
     Example:
         >>> split_asks("Who maintains reserve-keeper, and what's its p95 batch duration?")

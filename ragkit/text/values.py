@@ -34,7 +34,14 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from ragkit.core.errors import ValidationError
-from ragkit.text.asking import ask_of, is_yes_no, proposed_names, questions_of
+from ragkit.text.asking import (
+    QUESTION_PREPOSITIONS,
+    QUESTION_WORDS,
+    ask_of,
+    is_yes_no,
+    proposed_names,
+    questions_of,
+)
 from ragkit.text.normalise import VALUE_KINDS, normalise_value
 from ragkit.text.profile_views import ProfileSeq
 from ragkit.text.value_patterns import (
@@ -166,21 +173,21 @@ _ASK_RULES: ProfileSeq[tuple[str, tuple[str, ...]]] = ProfileSeq(lambda p: p.ask
 
 # a question word that opens a clause (perhaps after a preposition: "on which date", "after how
 # many") and the three words after it; not "when", which asks a date or a time of day alike
+_PHRASE_WORDS = "|".join(w for w in QUESTION_WORDS.split("|") if w != "when")
 _QUESTION_PHRASE = re.compile(
-    r"(?:^|[,:;?.]\s*|\band\s+)(?:(?:on|in|at|by|for|after|before|above|below|under|within|from|to|"
-    r"with|of)\s+)?(?:what|which|who|whom|whose|where|why|how)(?:'s)?\b(?:\s+[\w'-]+){0,3}"
+    rf"(?:^|[,:;?.]\s*|\band\s+)(?:(?:{QUESTION_PREPOSITIONS})\s+)?"
+    rf"(?:{_PHRASE_WORDS})(?:'s)?\b(?:\s+[\w'-]+){{0,3}}"
 )
 
 
 def asked_forms(question: str) -> tuple[str, ...]:
     """The forms of value a question asks for, most likely first; ``()`` for a free-text answer.
 
-    Only the part of a message that asks is read (:func:`ragkit.text.asking.ask_of`). Rules
-    are tried in order, first on the question phrases alone (a question word that opens a clause
-    and the three words after it: "which rollout carried", "how long is"; not "when", which asks
-    a date or a time of day alike), then on the whole ask; the first whose
-    pattern matches wins (a list of documented regexes, not
-    a model: extend the profile's ``ask_rules`` for a new domain). A yes/no question
+    Only the part of a message that asks is read (:func:`ragkit.text.asking.ask_of`). Rules are
+    tried in order, first on the question phrases (a question word that opens a clause and the
+    three words after it: "which rollout carried", "how long is"; not "when", which asks a date or
+    a time of day alike), then on the whole ask; the first whose pattern matches wins (documented
+    regexes, not a model: extend the profile's ``ask_rules`` for a new domain). A yes/no question
     (:func:`ragkit.text.asking.is_yes_no`) that proposes a value ("still 11:15?", "an 8%
     reserve?") asks for a value of that value's form: its forms come first.
 
@@ -197,8 +204,7 @@ def asked_forms(question: str) -> tuple[str, ...]:
     ask = ask_of(question)
     q = ask.lower()
     ruled: tuple[str, ...] = ()
-    # the question word and the words after it ("which rollout carried", "how long is") say what
-    # is asked before any noun elsewhere in the ask does ("... early cutoff rollover")
+    # "which rollout carried" says what is asked before a noun elsewhere does ("... early cutoff")
     phrases = " ... ".join(m.group(0) for m in _QUESTION_PHRASE.finditer(questions_of(ask).lower()))
     for text in (phrases, q):
         found = next((forms for pattern, forms in _ASK_RULES if _says(pattern, text)), None)
@@ -219,9 +225,7 @@ def asked_forms(question: str) -> tuple[str, ...]:
 
 
 # a day of a month without a year ("29 January", "January 29"): no value to read, but a date asked
-_DAY_MONTH = re.compile(
-    rf"\b\d{{1,2}}\s+(?:{MONTH_WORDS})\b|\b(?:{MONTH_WORDS})\s+\d{{1,2}}\b", re.IGNORECASE
-)
+_DAY_MONTH = re.compile(rf"\b\d{{1,2}}\s+(?:{MONTH_WORDS})\b|\b(?:{MONTH_WORDS})\s+\d{{1,2}}\b", re.I)
 
 
 def _says(pattern: str, text: str) -> bool:

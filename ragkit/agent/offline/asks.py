@@ -100,7 +100,7 @@ class AskByAsk:
                         return Action(
                             "search",
                             run.search_args(keyword_query(run.frame)),
-                            f"first query of the {ORDINALS[min(i, 3)].lower()} ask: "
+                            f"first query of the {_ordinal(i).lower()} ask: "
                             "its identifiers and content words",
                         )
             assert self._share is not None
@@ -132,17 +132,13 @@ class AskByAsk:
             # which ask could not be answered and what was found for the others
             i, first = missing[0]
             found = [
-                f"For the {ORDINALS[min(j, 3)].lower()} ask the evidence says: "
-                + re.sub(r"^Answer:\s*", "", str(f.arguments.get("answer", "")))
+                f"For the {_ordinal(j).lower()} ask the evidence says: {_said(f)}"
                 for j, f in enumerate(finals) if f.kind == "answer"
             ]
-            text = f"{ORDINALS[min(i, 3)]} ask: {first.arguments.get('answer', '')}"
+            text = f"{_ordinal(i)} ask: {first.arguments.get('answer', '')}"
             return Action("abstain", {"answer": " ".join([text, *found])}, first.reason, record=first.record)
-        parts = [
-            # the part's label leads its answer ("Second ask: 33 minutes [...]")
-            f"{ORDINALS[min(i, 3)]} ask: " + re.sub(r"^Answer:\s*", "", str(f.arguments.get("answer", "")))
-            for i, f in enumerate(finals)
-        ]
+        # the part's label leads its answer ("Second ask: 33 minutes [...]")
+        parts = [f"{_ordinal(i)} ask: {_said(f)}" for i, f in enumerate(finals)]
         values = [f.arguments.get("value") for f in finals]
         why = "; ".join(f"ask {i + 1}: {f.reason}" for i, f in enumerate(finals))
         return Action(
@@ -155,3 +151,12 @@ class AskByAsk:
 
 def _tool_steps(state: AgentState) -> int:
     return sum(1 for s in state.steps if s.action in TOOL_OF_ACTION)
+
+
+def _ordinal(i: int) -> str:
+    return ORDINALS[min(i, len(ORDINALS) - 1)]
+
+
+def _said(final: Action) -> str:
+    """An ask's answer without the "Answer:" that leads a single answer (the ask's label leads it)."""
+    return re.sub(r"^Answer:\s*", "", str(final.arguments.get("answer", "")))
