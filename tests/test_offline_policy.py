@@ -330,6 +330,21 @@ def test_a_compound_that_titles_a_record_is_what_the_ask_is_about():
     assert judgement.decided and judgement.record.decision.surface == "Cavanagh"
 
 
+def test_a_passage_that_names_the_task_identifier_need_not_name_the_titled_compound():
+    # the error code places the passage: "E-2040 is raised by export_transactions" answers
+    # "which function raises E-2040 in the file-ingest logs?" without saying "file-ingest"
+    task = "Seeing E-2040 again in the file-ingest logs: which function raises it?"
+    state = _state(task=task)
+    run = OfflinePolicy().begin(state)
+    arch = _item("arch-file-ingest", "file-ingest reads partner files.", tenant="global",
+                 source_type="architecture", title="file-ingest architecture")
+    raised = _item("ops-1847-c2", "E-2040 is raised by export_transactions.",
+                   source_type="ticket_comment", title="Comment on OPS-1847")
+    _searched(state, task, [arch, raised])
+    judgement = run.judge(state)
+    assert judgement.decided and judgement.record.decision.surface == "export_transactions"
+
+
 def test_the_record_the_ask_names_by_its_type_is_read_whole():
     # "the OPS-1847 postmortem": only its timeline was delivered; the answer may be in a section
     # no query reached, so the postmortem is read whole (once)

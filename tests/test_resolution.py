@@ -848,3 +848,25 @@ def test_which_record_of_a_type_asks_for_a_key_of_that_type() -> None:
     assert record.decision is not None and record.decision.surface == "RO-8154"
     # no rollout among the evidence: nothing says what a rollout's key looks like
     assert resolve(question, [ticket, timeline], as_of="2026-05-01").decision is not None
+
+
+def test_an_examples_figures_are_one_occurrences_not_the_rules() -> None:
+    policy = ev("pol-refunds", "## Approval thresholds\n\nA refund above EUR 25,000 needs a second approver.",
+                authority="policy_owner", effective_from="2025-08-02")
+    handbook = ev("hb-ops", "## 9. Returned payments\n\nExample. A merchant asked support to approve the "
+                  "release of a held refund of EUR 14,050.", authority="policy_owner",
+                  effective_from="2025-12-01")
+    question = "Can I approve a EUR 30,000 refund on my own?"
+    record = resolve(question, [policy, handbook], as_of="2026-01-10")
+    # the later handbook's example states one refund's amount, not a threshold: it does not supersede
+    assert record.decision is not None and record.decision.surface == "EUR 25,000"
+    # a section of worked examples illustrates too; a question about the example itself reads it
+    worked = ev("hb-ops", "## 19. Worked examples\n\nSupport approved a held refund of EUR 14,050.",
+                authority="policy_owner", effective_from="2025-12-01")
+    assert resolve(question, [policy, worked], as_of="2026-01-10").decision.surface == "EUR 25,000"
+    told = ev("arch-notify", "## Appendix G\n\nLast time this happened, the tenant was told of the refund of "
+              "EUR 31,200 after 51 minutes.", authority="policy_owner", effective_from="2025-12-01")
+    assert resolve(question, [policy, told], as_of="2026-01-10").decision.surface == "EUR 25,000"
+    last = resolve("Last time, how large was the held refund support was asked to approve?", [handbook],
+                   as_of="2026-01-10")
+    assert last.decision is not None and last.decision.surface == "EUR 14,050"

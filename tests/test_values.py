@@ -231,6 +231,9 @@ def test_the_question_phrase_says_what_is_asked_before_a_noun_elsewhere() -> Non
     assert asked_forms("Who's right? What cutoff applies to Tyrell?")[0] == "time"
     # a statement before the question does not ask
     assert asked_forms("The clause caps how often batches reopen. What is that cap?")[0] == "amount"
+    # "which one" after a noun that names an identifier's kind asks for that identifier
+    assert asked_forms("Somebody traced it to a specific function; which one was it?") == ("id",)
+    assert asked_forms("A build was rolled back last week; which one?") == ("id",)
 
 
 def test_a_hyphenated_name_is_one_word_to_the_ask_rules() -> None:

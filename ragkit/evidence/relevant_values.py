@@ -32,10 +32,12 @@ from ragkit.text.relevance import (
     CODE,
     DEONTIC,
     DETECTION,
+    EXAMPLE,
     NOT_CODES,
     ROOT_CAUSE,
     context,
     contrasting,
+    illustrative,
     is_heading_or_table_head,
     mentions,
     table_cell,
@@ -85,6 +87,8 @@ def read_relevant_values(r: Resolution) -> None:
             sentence = text[a:b]
             if sentence.lstrip().startswith("#") or is_heading_or_table_head(text, a, b):
                 continue  # a heading (a timestamp, a section title) or a column header is no claim
+            if illustrative(text, a) and not EXAMPLE.search(r.question):
+                continue  # an example's figures are one occurrence's, not the rule's (unless asked)
             if not r.forms and (cell := table_cell(text, a, b, r.ask)) is not None:
                 x, y = cell  # a table row answers by the column the question asks for ("which bank")
                 v = Value("text", normalise_value("text", text[x:y]), text[x:y], x, y, "text")

@@ -120,6 +120,7 @@ class CorpusProfile:
             the ``chain_rule_target`` role).
         change_target_cues: (regex) a chain question asks for a shipped change's content (the
             source type of the ``chain_change_target`` role).
+        example_cues: (regex) a paragraph's opening or section heading that illustrates ("Example.").
     """
 
     name: str = ""
@@ -160,6 +161,7 @@ class CorpusProfile:
     relation_cues: str = r"(?!)"
     rule_target_cues: str = r"(?!)"
     change_target_cues: str = r"(?!)"
+    example_cues: str = r"(?!)"
 
     def to_dict(self) -> dict[str, Any]:
         """The profile as plain JSON values (lists for tuples), in field order."""
@@ -190,10 +192,9 @@ PROFILE_FIELDS: dict[str, str] = {
     "statuses": "regex words", "currencies": "regex words", "task_id_patterns": "named regexes",
     "id_value_pattern": "regex", "id_shape_patterns": "named regexes", "identifier_examples": "roles",
     "code_names": "groups", "synonyms": "groups", "frame_words": "words", "generic_words": "words",
-    "not_people": "words",
-    "not_codes": "words", "contradiction_terms": "words", "contradiction_rounds": "groups",
-    "condition_stopwords": "words", "ask_rules": "ask rules", "asked_shapes": "named regexes",
-    "instruction_sources": "regex words",
+    "not_people": "words", "not_codes": "words", "contradiction_terms": "words",
+    "contradiction_rounds": "groups", "condition_stopwords": "words", "ask_rules": "ask rules",
+    "asked_shapes": "named regexes", "instruction_sources": "regex words",
     **{f.name: "regex" for f in dataclasses.fields(CorpusProfile) if f.name.endswith(
         ("_cues", "_grammar", "_question", "_ask"))},
 }

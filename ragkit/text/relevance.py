@@ -32,6 +32,8 @@ __all__ = [
     "CAUSE",
     "DETECTION",
     "ROOT_CAUSE",
+    "EXAMPLE",
+    "illustrative",
     "DEONTIC_QUESTION",
     "DEONTIC",
     "CODE",
@@ -90,6 +92,8 @@ DEONTIC_QUESTION = ProfileRegex("deontic_question", re.IGNORECASE)
 DEONTIC = ProfileRegex("deontic_cues", re.IGNORECASE)
 #: A sentence names the root cause (the profile's ``root_cause_cues``).
 ROOT_CAUSE = ProfileRegex("root_cause_cues", re.IGNORECASE)
+#: A paragraph or section illustrates one occurrence (the profile's ``example_cues``).
+EXAMPLE = ProfileRegex("example_cues", re.IGNORECASE)
 
 #: (pattern, code) for every name of the profile's ``code_names``, longest name first.
 _CODE_NAMES: ProfileSeq[tuple[re.Pattern[str], str]] = ProfileSeq(
@@ -158,6 +162,22 @@ def context(text: str, position: int) -> str:
             break
         head, pos = text[prev:pos], prev
     return heading + "\n" + head
+
+
+def illustrative(text: str, position: int) -> bool:
+    """Whether ``position`` lies in a paragraph that opens an example ("Example. A merchant asked
+    ...") or in a section headed as one ("Worked examples", "What it looked like last time"):
+    what it states is one occurrence's, not the rule's (:data:`EXAMPLE`).
+
+    Example:
+        >>> t = "## Limits\\n\\nAbove EUR 25,000 two approve.\\n\\nExample. EUR 14,050 was held."
+        >>> illustrative(t, t.find("25,000")), illustrative(t, t.find("14,050"))
+        (False, True)
+    """
+    start = max(text.rfind("\n\n", 0, position), text.rfind("\n \n", 0, position))
+    opening = text[start + 1 :].lstrip()[:60]
+    headings = re.findall(r"^#+ (.*)$", text[:position], re.M)
+    return bool(EXAMPLE.search(opening)) or bool(headings and EXAMPLE.search(headings[-1]))
 
 
 def is_heading_or_table_head(text: str, a: int, b: int) -> bool:

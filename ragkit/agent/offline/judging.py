@@ -261,12 +261,15 @@ class Judging(RunMemory):
         """What the task names that the passage does not: codes (CHF), names, and, unless the
         passage names the task's identifiers, every content word of the ask (it must share one)."""
         hay = " ".join([str(use.item.get("text", "")), str(use.item.get("title", ""))]).lower()
-        named = (*self.frame.qualifiers, *self.frame.names, *self.titled)
+        task_ids = {i.lower() for i in self.frame.identifiers}
+        # a titled compound (a service) places a passage only when no identifier of the task does:
+        # "E-2040 is raised by export_transactions" is about E-2040 in the file-ingest logs too
+        by_id = any(a in hay for a in task_ids)
+        named = (*self.frame.qualifiers, *self.frame.names, *(() if by_id else self.titled))
         lacking = [q for q in named if q.lower() not in hay]
         hay += " " + self._leads_for(use).lower()  # a chain's words reach the record it leads to
         # named by the task's own identifiers: about the task whatever its words; reached by an
         # identifier the agent followed: only along a chain or a cause's thread
-        task_ids = {i.lower() for i in self.frame.identifiers}
         anchored = any(a in hay for a in task_ids) or (
             bool(self.cause or self.target) and any(a in hay for a in self.anchors)
         )
