@@ -197,3 +197,20 @@ def test_a_message_that_asks_two_things_is_split_into_its_asks() -> None:
                 "Is Acme still on 11:15? What's the current cutoff?",
                 "What did Kim and Lee decide?"):
         assert split_asks(one) == [one]
+
+
+def test_the_simple_present_asks_what_holds_as_a_rule() -> None:
+    from ragkit.text.asking import asks_present_state
+
+    # "do/does" and an obligation ("have to", "needs to") ask what holds as a rule or habit
+    assert asks_present_state("What time does the GBP run start on a Monday?")
+    assert asks_present_state("How many hours do we have to acknowledge a P1 page?")
+    assert asks_present_state("By when does a refund request need to be approved?")
+    # the past asks what happened; a report before the question is no ask
+    assert not asks_present_state("What time did the GBP run start on Monday?")
+    assert not asks_present_state("The GBP run does start late. Who changed it last week?")
+    task = "How many hours do we have to acknowledge a P1 page?"
+    frame = parse_task(task, tenant="acme", as_of="2026-05-01")
+    assert not frame.event and frame.valid_at == "2026-05-01"
+    # a past-tense cue still makes it an event
+    assert parse_task("Which rollout did the team ship for the GBP run?", tenant="acme").event

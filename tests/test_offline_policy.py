@@ -389,3 +389,30 @@ def test_a_table_continued_under_a_new_heading_is_defined_by_the_section_that_op
     _searched(state, task, [opening])
     judgement = run.judge(state)
     assert judgement.decided and judgement.record.decision.surface == "99.93%"
+
+
+def test_a_standing_rule_is_searched_among_the_sources_that_state_rules():
+    # a rule question (the present tense, no event) searches its keywords again among the profile's
+    # rule sources (policy, runbook) before reading incident threads; an event question never does
+    task = "By what time do Swiss franc payouts have to be submitted?"
+    state = AgentState(task, "2026-05-01", "acme", "hybrid", 8, caller=Scope("acme", ["ops"]))
+    run = OfflinePolicy().begin(state)
+    assert not run.frame.event
+    run.first_search(state)
+    _searched(state, task, [DECOY])
+    searches = []
+    for _ in range(6):
+        action = run.next_action(state)
+        if action.kind != "search":
+            break
+        searches.append(action.arguments)
+        state.searches += 1
+        state.steps.append(Step(state.turn, "search", dict(action.arguments), True, 0.0, 0,
+                                {"ok": True, "results": []}, action.reason))
+    typed = [a for a in searches if a.get("doc_type")]
+    assert typed and typed[0]["doc_type"] == "policy,runbook"
+    assert "chf" in typed[0]["query"] and "franc" not in typed[0]["query"]
+    event = AgentState("Which commit fixed OPS-3318?", "2026-02-02", "acme", "hybrid", 8,
+                       caller=Scope("acme", ["ops"]))
+    assert _drive(OfflinePolicy().begin(event), event).kind == "abstain"
+    assert not any(s.arguments.get("doc_type") for s in event.steps)

@@ -136,3 +136,11 @@ def test_only_the_profiles_codes_qualify_a_question() -> None:
     sla = parse_task("What's the tenant notification SLA in the incident notice policy?", tenant="globex")
     assert sla.qualifiers == () and "sla" in sla.words
     assert parse_task("Why did the SFTP certificate expire?", tenant="soylent").qualifiers == ()
+
+
+def test_a_currency_named_in_words_is_its_code_not_a_word_to_share() -> None:
+    # "Swiss franc payouts" asks about CHF: "franc" and "swiss" are no further words a passage must share
+    frame = parse_task("By what time do Swiss franc payouts go out?", tenant="acme", as_of="2026-05-01")
+    assert frame.qualifiers == ("CHF",)
+    assert "franc" not in frame.predicate and "swiss" not in frame.words
+    assert "chf" in frame.words and "payouts" in frame.predicate

@@ -255,3 +255,17 @@ def test_how_much_of_a_whole_asks_for_a_share() -> None:
     uptime = "How much of Q2 2026 was notify-hub up and passing its health check?"
     assert asked_forms(uptime)[0] == "percentage"
     assert asked_forms("How much is the refund threshold?") == ("amount",)
+
+
+def test_plain_english_names_for_an_identifier_a_share_a_count_and_a_date() -> None:
+    # an identifier asked by its generic name, or as a code path
+    assert asked_forms("The vendor mentioned a dispute for Hooli. What is its key?") == ("id",)
+    assert asked_forms("Give me the merchant's account id?") == ("id",)
+    assert asked_forms("Which code path writes the statement file?") == ("id",)
+    # a part of a whole is a share
+    assert asked_forms("What portion of each payout is held back?")[0] == "percentage"
+    assert asked_forms("What proportion of refunds needs a second look?")[0] == "percentage"
+    # "the most <things>" counts them, even after a clause that opens with "when"
+    assert asked_forms("When a webhook fails, what's the most redeliveries we attempt?")[0] == "count"
+    # "the date" asks for a date even in a request with no question word
+    assert asked_forms("Could you look up the date the new limit was published?") == ("date",)

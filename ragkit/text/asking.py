@@ -178,6 +178,10 @@ _MODAL = re.compile(
     re.IGNORECASE,
 )
 
+# the simple present asks what holds as a rule or habit ("When does the batch close?", "By what time
+# do payments have to be in?"); the past ("When did it close?") asks what happened
+_HABITUAL = re.compile(r"\b(?:do|does)\b(?!\s+not\b)|\b(?:have|has|need|needs)\s+to\b", re.IGNORECASE)
+
 
 def asks_present_state(message: str) -> bool:
     """Whether the ask of ``message`` is about what holds now (a standing rule or state).
@@ -197,7 +201,7 @@ def asks_present_state(message: str) -> bool:
         False
     """
     return is_yes_no(message) or any(
-        _NOW.search(q) or _MODAL.match(q) for q in _asking_sentences(message)
+        _NOW.search(q) or _MODAL.match(q) or _HABITUAL.search(q) for q in _asking_sentences(message)
     )
 
 

@@ -319,13 +319,15 @@ def parse_task(task: str, *, tenant: str = "*", as_of: object = None) -> TaskFra
     # weekend sales were missing"); a standing rule by its question sentences and the names the ask
     # gives them ("...they submitted at 12:05. What is their PLN cutoff?" asks Umbrella's PLN cutoff,
     # not about the missed batch). What is asked of it is the ask's words either way
+    # a currency named in words is read as its code: "US dollar payments" asks about USD, and
+    # "dollar" is no further word a passage must share
     if event:
-        words = content_words(task, drop=id_words)
+        words = content_words(coded_task, drop=id_words)
     else:
-        words = content_words(questions_of(task), drop=id_words)
+        words = content_words(with_codes(questions_of(task)), drop=id_words)
         words += [w for w in named if w not in words]
     words = [w for w in words if not re.fullmatch(r"\d+(st|nd|rd|th)?", w)]
-    asked = set(content_words(ask, drop=id_words))
+    asked = set(content_words(with_codes(ask), drop=id_words))
     # a name a yes/no question proposes ("Is Hakimi the assignee?") is checked, not asked about
     name_words = {n.lower() for n in names} | {lowered_tenant} | month_words | {p.lower() for p in proposed}
     predicate = tuple(w for w in words if w not in name_words and w in asked)

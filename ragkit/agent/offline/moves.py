@@ -160,7 +160,7 @@ class Moves(Judging):
         order = (
             ["structured", "identifiers", "keywords", "feedback", "task"]
             if f.event
-            else ["identifiers", "keywords", "feedback", "structured", "task"]
+            else ["identifiers", "keywords", "rules", "feedback", "structured", "task"]
         )
         for name in order:
             if name in self.tried:
@@ -184,6 +184,15 @@ class Moves(Judging):
             )
         if name == "keywords" and len(f.words) > 1:
             return Action("search", self.search_args(keyword_query(f)), "keywords of the task")
+        rules = ROLES.get("rule", ())
+        if name == "rules" and rules and not f.event:
+            # a standing rule is stated by the sources that own rules, not by the incidents that
+            # mention it: the keywords again, among those source types only
+            return Action(
+                "search",
+                self.search_args(keyword_query(f), doc_type=",".join(rules)),
+                "keywords among the sources that state rules (" + ", ".join(rules) + ")",
+            )
         if (
             name == "structured"
             and f.event
