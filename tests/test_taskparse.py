@@ -12,6 +12,7 @@ from ragkit.text.taskparse import (
     find_identifiers,
     jaccard,
     keyword_query,
+    misspells,
     normalise_query,
     parse_task,
 )
@@ -144,3 +145,18 @@ def test_a_currency_named_in_words_is_its_code_not_a_word_to_share() -> None:
     assert frame.qualifiers == ("CHF",)
     assert "franc" not in frame.predicate and "swiss" not in frame.words
     assert "chf" in frame.words and "payouts" in frame.predicate
+
+
+def test_a_near_miss_of_the_callers_tenant_names_the_tenant() -> None:
+    # "Initch" is a typo of the caller's tenant, not another name every passage must carry
+    frame = parse_task("Which commit fixed the Initch payout bug?", tenant="initech", as_of="2026-05-01")
+    assert frame.tenant_named and frame.names == () and "initch" not in frame.words
+    # another tenant's name, or a short word, is no typo
+    assert parse_task("Which commit fixed the Globex payout bug?", tenant="initech").names == ("Globex",)
+    assert not misspells("Acne", "acme") and not misspells("Initech", "initech")
+
+
+def test_a_statement_with_a_tag_is_a_yes_no_question_about_what_holds() -> None:
+    # ", right?" turns a statement into a check of a claim: what holds, not what happened
+    frame = parse_task("Stark's CHF batch closes at 13:00, right?", tenant="stark", as_of="2026-05-01")
+    assert not frame.event and frame.valid_at == "2026-05-01"

@@ -29,6 +29,7 @@ Example:
 from __future__ import annotations
 
 import datetime as dt
+import difflib
 import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -55,6 +56,7 @@ __all__ = [
     "parse_task",
     "find_identifiers",
     "content_words",
+    "misspells",
     "keyword_query",
     "feedback_terms",
     "jaccard",
@@ -145,6 +147,19 @@ def find_identifiers(text: str) -> list[tuple[str, str]]:
     for _, value, kind in sorted(found):
         out.setdefault(value, kind)
     return list(out.items())
+
+
+def misspells(word: str, name: str) -> bool:
+    """Whether ``word`` is a near miss of ``name`` (one letter dropped, added or swapped), not ``name``.
+
+    Example:
+        >>> misspells("Umbrela", "umbrella"), misspells("Umbrella", "umbrella"), misspells("Acne", "acme")
+        (True, False, False)
+    """
+    a, b = word.lower(), name.lower()
+    if a == b or min(len(a), len(b)) < 5 or b in ("*", ""):
+        return False
+    return difflib.SequenceMatcher(None, a, b).ratio() >= 0.85
 
 
 def content_words(text: str, *, drop: Iterable[str] = ()) -> list[str]:
@@ -306,6 +321,11 @@ def parse_task(task: str, *, tenant: str = "*", as_of: object = None) -> TaskFra
             continue  # "Is Hakimi the assignee?" checks Hakimi: the evidence need not name him
         names.append(word)
     lowered_tenant = tenant.lower()
+    # a near miss of the caller's tenant ("Umbrela") names the tenant: a typo is no other name the
+    # evidence must carry
+    typos = {n.lower() for n in names if misspells(n, tenant)}
+    if typos:
+        names = [n for n in names if n.lower() not in typos] + [tenant]
     tenant_named = any(n.lower() == lowered_tenant for n in names) or bool(
         re.search(r"\b(our|we|us)\b", task, re.IGNORECASE)
     )
@@ -314,7 +334,7 @@ def parse_task(task: str, *, tenant: str = "*", as_of: object = None) -> TaskFra
     date = _task_date(task)
     period = _task_period(task, moment, date)
     # an event unless the ask names a standing rule or speaks of the present ("still", "Can I ...?")
-    event = bool(_EVENT.search(ask)) or not (_RULE.search(ask) or asks_present_state(ask))
+    event = bool(_EVENT.search(ask)) or not (_RULE.search(ask) or asks_present_state(message))
     # what happened is found by everything the message says about it ("the complaint was that
     # weekend sales were missing"); a standing rule by its question sentences and the names the ask
     # gives them ("...they submitted at 12:05. What is their PLN cutoff?" asks Umbrella's PLN cutoff,
@@ -326,7 +346,7 @@ def parse_task(task: str, *, tenant: str = "*", as_of: object = None) -> TaskFra
     else:
         words = content_words(with_codes(questions_of(task)), drop=id_words)
         words += [w for w in named if w not in words]
-    words = [w for w in words if not re.fullmatch(r"\d+(st|nd|rd|th)?", w)]
+    words = [w for w in words if not re.fullmatch(r"\d+(st|nd|rd|th)?", w) and w not in typos]
     asked = set(content_words(with_codes(ask), drop=id_words))
     # a name a yes/no question proposes ("Is Hakimi the assignee?") is checked, not asked about
     name_words = {n.lower() for n in names} | {lowered_tenant} | month_words | {p.lower() for p in proposed}

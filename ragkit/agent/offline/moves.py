@@ -3,12 +3,13 @@
 Rules 2, 4 and 6 of the offline policy (:mod:`ragkit.agent.offline`). While the evidence is
 insufficient the policy tries the task's query variants (:meth:`Moves.next_variant`: the task,
 a structured query, the identifiers alone, the keywords, for a standing rule the keywords among
-the profile's rule sources, pseudo-relevance feedback) and follows what counted evidence names (:meth:`Moves.follow_evidence`: links, a ticket's thread, the
-identifiers of a sentence about a fix, rollout or policy; :meth:`Moves.read_asked_record`: the
-record the ask names by its type, read whole). Once a value is decided it reads the
-record the decisive sentence points at (:meth:`Moves.onward_lead`) and searches for what would
-overturn the value (:meth:`Moves.contradiction_search`; :meth:`Moves.deferred_rule` when an
-exception's condition has ended).
+the profile's rule sources, pseudo-relevance feedback) and follows what counted evidence names
+(:meth:`Moves.follow_evidence`: links, a ticket's thread, the identifiers of a sentence about a
+fix, rollout or policy; :meth:`Moves.read_asked_record`: the record the ask names by its type,
+read whole). Once a value is decided it reads the record the decisive sentence points at
+(:meth:`Moves.onward_lead`) and searches for what would overturn the value
+(:meth:`Moves.contradiction_search`; :meth:`Moves.deferred_rule` when an exception's condition
+has ended).
 """
 
 from __future__ import annotations
