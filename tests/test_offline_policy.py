@@ -416,3 +416,14 @@ def test_a_standing_rule_is_searched_among_the_sources_that_state_rules():
                        caller=Scope("acme", ["ops"]))
     assert _drive(OfflinePolicy().begin(event), event).kind == "abstain"
     assert not any(s.arguments.get("doc_type") for s in event.steps)
+
+
+def test_down_to_and_because_of_ask_for_a_cause():
+    from ragkit.text.relevance import CAUSAL_QUESTION
+    from ragkit.text.values import asked_forms
+
+    for question in ("Was the Initech outage down to a bad certificate?",
+                     "Did the batch fail because of the holiday calendar?",
+                     "Which change is to blame for the duplicate payouts?"):
+        assert CAUSE_ASK.search(question) and CAUSAL_QUESTION.search(question)
+    assert asked_forms("Was the Initech outage down to a bad certificate?") == ()
