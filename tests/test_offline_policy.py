@@ -427,3 +427,27 @@ def test_down_to_and_because_of_ask_for_a_cause():
                      "Which change is to blame for the duplicate payouts?"):
         assert CAUSE_ASK.search(question) and CAUSAL_QUESTION.search(question)
     assert asked_forms("Was the Initech outage down to a bad certificate?") == ()
+
+
+def test_an_owner_column_answers_who_owns_a_piece_of_work():
+    # "owns" and "Owner" are one meaning (the profile's classes), and "that piece of work" names
+    # nothing a passage must repeat: the table row that names the work and its owner answers
+    task = ("Acme's finance office keeps asking when they can replay a single merchant. "
+            "I said I'd find out who owns that piece of work. Who is it?")
+    state = AgentState(task, "2026-02-02", "acme", "hybrid", 6, caller=Scope("acme", ["ops"]))
+    assert set(run_frame_predicate(task)) == {"owns", "piece", "work"}
+    run = OfflinePolicy().begin(state)
+    table = ("## Action items\n\n| Ticket | Action | Owner |\n|---|---|---|\n"
+             "| OPS-1398 | Write a replay tool for a single merchant | Castellanos |\n")
+    row = _item("pm-acme-ops-1847", table, source_type="postmortem", authority="incident_review",
+                title="Postmortem: OPS-1847", citation="pm-acme-ops-1847#action-items", anchor="action-items")
+    _searched(state, task, [row])
+    judgement = run.judge(state)
+    assert judgement.decided and judgement.record.decision is not None
+    assert judgement.record.decision.value.lower() == "castellanos"
+
+
+def run_frame_predicate(task: str) -> tuple[str, ...]:
+    """The predicate the offline policy reads from ``task`` (what the ask asks about)."""
+    state = AgentState(task, "2026-02-02", "acme", "hybrid", 6, caller=Scope("acme", ["ops"]))
+    return OfflinePolicy().begin(state).frame.predicate

@@ -234,20 +234,24 @@ def record_prefixes(ask: str, evidence: Sequence[Evidence]) -> set[str]:
     """The identifier prefixes of the record type an identifier question names ("which rollout").
 
     A question that asks which record of a source type did something ("Which rollout carried
-    the fix?") asks for the key of a record of that type, and a corpus names the records of one
-    type with one prefix (the delivered rollouts are ``ro-...``: the answer is an ``RO-`` key,
-    not the ``OPS-`` key of the ticket that mentions it). The prefixes are read from the doc ids
-    of the delivered evidence of that type; none when the question names no source type or no
-    record of that type was delivered.
+    the fix?", "What's the rollout id?") asks for the key of a record of that type, and a corpus
+    names the records of one type with one prefix (the delivered rollouts are ``ro-...``: the
+    answer is an ``RO-`` key, not the ``OPS-`` key of the ticket that mentions it). The prefixes
+    are read from the doc ids of the delivered evidence of that type; none when the question
+    names no source type or no record of that type was delivered.
 
     Example:
         >>> from ragkit.evidence.spans import Evidence
         >>> ro = Evidence.of("ro-7719#result", "Done.", {"doc_id": "ro-7719", "source_type": "rollout"})
         >>> sorted(record_prefixes("Which rollout carried the fix?", [ro]))
         ['RO-']
+        >>> sorted(record_prefixes("What's the rollout id for the fix?", [ro]))
+        ['RO-']
     """
     types = {str(e.envelope.source_type) for e in evidence if e.envelope.source_type}
     m = re.search(r"\b(?:which|what)\s+(\w+?)(?:s)?\b", ask.lower())
+    if m is None or m.group(1) not in types:  # "what's the rollout id?" names the type before "id"
+        m = re.search(r"\b(\w+?)(?:'s)?\s+(?:id|key|identifier|number)\b", ask.lower())
     if m is None or m.group(1) not in types:
         return set()
     return {

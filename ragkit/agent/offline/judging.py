@@ -274,12 +274,12 @@ class Judging(RunMemory):
             bool(self.cause or self.target) and any(a in hay for a in self.anchors)
         )
         focus = self._focus()
-        if focus and not anchored and not any(w[:5] in hay for w in focus):
+        if focus and not anchored and not _shares(focus, hay):
             lacking.append("any of: " + ", ".join(focus))
         elif focus and not anchored and self.asked == "date" and quote is not None:
             # a date stands in many sentences (opened, planned, reported): the one that states it
             # must say what the date is of
-            if not any(w[:5] in quote.lower() for w in focus):
+            if not _shares(focus, quote.lower()):
                 lacking.append("a sentence that dates " + ", ".join(focus))
         return lacking
 
@@ -358,6 +358,16 @@ class Judging(RunMemory):
         if not counted:
             return "no excerpt about " + about_task(self.frame)
         return f"no {self.asked} value for {' '.join(self.frame.predicate[:4]) or 'the question'} in them"
+
+
+def _shares(words: Sequence[str], text: str) -> bool:
+    """Whether ``text`` (lower case) holds one of ``words``: its 5-letter prefix inside a word, or
+    a word of the same meaning (:func:`ragkit.text.words.stem`: "owns" and "Owner", "deployed"
+    and "rollout")."""
+    if any(w[:5] in text for w in words):
+        return True
+    classes = {stem(w) for w in words} & {g[0] for g in SAME_MEANING}
+    return bool(classes) and bool(classes & compound_stems(text))
 
 
 def _heading_words(anchor: str) -> set[str]:
