@@ -287,3 +287,11 @@ def test_profile_command_prints_a_table_or_json(tmp_path: Path) -> None:
     assert table.exit_code == 0 and "id_shape_patterns" in table.stdout and "[A-Z]-\\d{2,}" in table.stdout
     missing = runner.invoke(app, ["profile", str(tmp_path / "nowhere")])
     assert missing.exit_code == 2 and "does not exist" in missing.output
+
+
+def test_the_bundled_profile_reads_reaching_production_as_a_deployment() -> None:
+    # operators say a change "reached production" or "landed" as often as "was deployed"
+    from ragkit.text.words import stem
+
+    assert stem("reached") == stem("deployed") == stem("landed") == stem("rollout")
+    assert stem("reach") != stem("resolved")
