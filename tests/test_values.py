@@ -269,3 +269,12 @@ def test_plain_english_names_for_an_identifier_a_share_a_count_and_a_date() -> N
     assert asked_forms("When a webhook fails, what's the most redeliveries we attempt?")[0] == "count"
     # "the date" asks for a date even in a request with no question word
     assert asked_forms("Could you look up the date the new limit was published?") == ("date",)
+
+
+def test_the_most_of_a_plural_noun_counts_that_noun() -> None:
+    from ragkit.text.values import asked_unit
+
+    assert asked_unit("What's the most redeliveries allowed before we give up?") == "redeliveries"
+    assert asked_unit("How many retries are permitted per payout?") == "retries"
+    # "the most junior person" ranks people; it counts nothing
+    assert asked_unit("Who is the most junior person allowed to approve it?") is None

@@ -292,16 +292,18 @@ def asked_id_shape(question: str) -> str | None:
     return None
 
 
-_HOW_MANY = re.compile(r"\bhow many\s+((?:[a-z][a-z-]*\s*){1,3})")
+_HOW_MANY = re.compile(r"\b(?:how many|the most(?=\s+[a-z-]+s\b))\s+((?:[a-z][a-z-]*\s*){1,3})")
 #: Words that end the noun phrase after "how many" (a verb, a preposition).
 _PHRASE_END = re.compile(
     r"\b(?:of|do|does|did|can|could|may|might|must|shall|should|will|would|is|are|was|were|have|has|had|"
-    r"per|in|on|for|before|after|to|at|from|with|within|by|a|an|the|we|you|they|it)\b.*"
+    r"per|in|on|for|before|after|to|at|from|with|within|by|a|an|the|we|you|they|it|"
+    r"allowed|permitted|needed|required)\b.*"
 )
 
 
 def asked_unit(question: str) -> str | None:
-    """The noun a "how many" question counts ("how many closed batches" -> ``"batches"``), or ``None``.
+    """The noun a "how many" (or "the most") question counts ("how many closed batches" ->
+    ``"batches"``), or ``None``.
 
     A count or a duration answers it only when it counts the same thing: "3 payout files" does not
     answer "how many closed batches", nor "4 weeks" "how many business days". Only the part of
@@ -314,6 +316,8 @@ def asked_unit(question: str) -> str | None:
         'business days'
         >>> asked_unit("How many times may a payout be retried?"), asked_unit("What is the cap?")
         ('times', None)
+        >>> asked_unit("What's the most redeliveries allowed before we stop?")
+        'redeliveries'
     """
     m = _HOW_MANY.search(ask_of(question).lower())
     words = _PHRASE_END.sub("", m.group(1)).split() if m else []
