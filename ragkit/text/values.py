@@ -302,22 +302,17 @@ _PHRASE_END = re.compile(
 
 
 def asked_unit(question: str) -> str | None:
-    """The noun a "how many" (or "the most") question counts ("how many closed batches" ->
-    ``"batches"``), or ``None``.
+    """The noun a "how many" or "the most" question counts ("how many batches": batches), or ``None``.
 
     A count or a duration answers it only when it counts the same thing: "3 payout files" does not
     answer "how many closed batches", nor "4 weeks" "how many business days". Only the part of
     a message that asks is read (:func:`ragkit.text.asking.ask_of`).
 
     Example:
-        >>> asked_unit("How many closed batches of one tenant may be reopened?")
-        'batches'
-        >>> asked_unit("How many business days?")
-        'business days'
-        >>> asked_unit("How many times may a payout be retried?"), asked_unit("What is the cap?")
-        ('times', None)
-        >>> asked_unit("What's the most redeliveries allowed before we stop?")
-        'redeliveries'
+        >>> asked_unit("How many closed batches may be reopened?"), asked_unit("How many business days?")
+        ('batches', 'business days')
+        >>> asked_unit("How many times may it be retried?"), asked_unit("What's the most resends allowed?")
+        ('times', 'resends')
     """
     m = _HOW_MANY.search(ask_of(question).lower())
     words = _PHRASE_END.sub("", m.group(1)).split() if m else []
