@@ -150,7 +150,9 @@ def find_identifiers(text: str) -> list[tuple[str, str]]:
 
 
 def misspells(word: str, name: str) -> bool:
-    """Whether ``word`` is a near miss of ``name`` (one letter dropped, added or swapped), not ``name``.
+    """Whether ``word`` is a near miss of ``name``, not ``name`` itself: both of 5+ letters and
+    a :class:`difflib.SequenceMatcher` ratio of at least 0.85 (one letter dropped, added or
+    changed in a name of 7 letters or more; a short name has no near misses).
 
     Example:
         >>> misspells("Umbrela", "umbrella"), misspells("Umbrella", "umbrella"), misspells("Acne", "acme")
@@ -338,9 +340,9 @@ def parse_task(task: str, *, tenant: str = "*", as_of: object = None) -> TaskFra
     # what happened is found by everything the message says about it ("the complaint was that
     # weekend sales were missing"); a standing rule by its question sentences and the names the ask
     # gives them ("...they submitted at 12:05. What is their PLN cutoff?" asks Umbrella's PLN cutoff,
-    # not about the missed batch). What is asked of it is the ask's words either way
-    # a currency named in words is read as its code: "US dollar payments" asks about USD, and
-    # "dollar" is no further word a passage must share
+    # not about the missed batch). What is asked of it is the ask's words either way, with a
+    # currency named in words read as its code ("US dollar payments" asks about USD: "dollar" is
+    # no further word a passage must share)
     if event:
         words = content_words(coded_task, drop=id_words)
     else:
