@@ -588,3 +588,34 @@ def test_an_answer_below_the_fit_gate_becomes_an_abstention_that_says_why():
         task, as_of="2026-02-02")
     assert gated.abstained and gated.value is None
     assert "does not answer the question (fit" in gated.answer
+
+
+class ChunkedShelf(ShelfToolbox):
+    """A shelf whose entries keep their own offsets: several chunks of one long section."""
+
+    def _item(self, d: dict[str, Any], rank: int) -> dict[str, Any]:
+        item = super()._item(d, rank)
+        end = d["start"] + len(d["text"])
+        item.update(start=d["start"], end=end, chunk_id=f"{item['citation']}~{d['part']}")
+        return item
+
+
+def test_a_second_excerpt_of_a_section_joins_the_first_and_answers():
+    """Two chunks of one long section arrive under one citation; the second (the answering
+    one, shorter than the first) is kept beside it, not dropped as a repeat."""
+    base = {k: v for k, v in SHELF[0].items() if k not in ("text", "doc_id", "anchor")}
+    chunks = [
+        {**base, "doc_id": "arch-recon", "anchor": "top", "part": 0, "start": 0,
+         "text": "Unmatched statement lines are listed in the matching report; matching runs when each "
+                 "statement arrives and again at the end of the business day."},
+        {**base, "doc_id": "arch-recon", "anchor": "top", "part": 1, "start": 1800,
+         "text": "Statement lines that stay unmatched for 3 business days are flagged."},
+    ]
+    box = ChunkedShelf(docs=chunks)
+    result = Agent(box, OfflinePolicy(), placement="hybrid").run(
+        "After how many business days are unmatched statement lines flagged?", as_of="2026-02-02"
+    )
+    assert not result.abstained and result.value == "3 business days", result.answer
+    [text] = [e.text for e in result.delivered if e.citation == "arch-recon#top"]
+    assert "matching report" in text and "3 business days" in text
+    assert result.verification is not None and result.verification.ok

@@ -870,3 +870,57 @@ def test_an_examples_figures_are_one_occurrences_not_the_rules() -> None:
     last = resolve("Last time, how large was the held refund support was asked to approve?", [handbook],
                    as_of="2026-01-10")
     assert last.decision is not None and last.decision.surface == "EUR 14,050"
+
+
+# --------------------------------------------------------------------------------------
+# long sections: several excerpts of one citation, references between clauses
+
+
+def test_two_excerpts_of_one_section_are_both_read() -> None:
+    """A long section is indexed as several chunks; the one that answers may come second."""
+    env = {"doc_id": "arch-1", "authority": "engineering"}
+    first = Evidence.of("arch-1#top", "Matching runs when each statement arrives.", env, start=0)
+    second = Evidence.of(
+        "arch-1#top", "Statement lines that stay unmatched for 3 business days are flagged.", env, start=900
+    )
+    record = resolve("After how many business days are unmatched statement lines flagged?", [first, second])
+    assert record.decision is not None and record.decision.surface == "3 business days"
+    assert [s.citation for s in record.selected] == ["arch-1#top"]
+
+
+def test_a_clause_the_matching_passage_defers_to_answers() -> None:
+    """The sentence that matches the question states no figure and points at clause 9.1; the
+    figure is read from that clause, not from the section's other clauses."""
+    env = {"doc_id": "hb-terms", "authority": "policy_owner"}
+    pointer = Evidence.of(
+        "hb-terms#3-manual-interventions",
+        "3.1 Figures on manual interventions are not sent separately; they are presented at the "
+        "review meeting under clause 9.1.",
+        env,
+    )
+    clause = Evidence.of(
+        "hb-terms#9-service-reviews",
+        "## 9. Service reviews\n9.1 Service reviews take place every 6 weeks.\n"
+        "9.2 Minutes are kept for 2 years.",
+        env,
+        start=400,
+    )
+    other = Evidence.of("hb-terms#7-records", "7.1 Records are kept for 5 years.", env, start=200)
+    question = "How often are the manual intervention figures gone through with us?"
+    record = resolve(question, [pointer, other, clause])
+    assert record.decision is not None and record.decision.surface == "6 weeks"
+    assert record.decision.citation == "hb-terms#9-service-reviews"
+    # without the reference the clause is a neighbouring fact: nothing answers
+    unrelated = Evidence.of(pointer.citation, pointer.text.replace("under clause 9.1", ""), env)
+    assert resolve(question, [unrelated, other, clause]).decision is None
+
+
+def test_authority_does_not_make_a_sentence_about_another_fact_an_answer() -> None:
+    """A higher-authority source's value in a sentence sharing one of the question's words loses
+    to a value whose sentence shares them all (a neighbouring fact, not a conflict)."""
+    handbook = ev("hb-ops", "A manual adjustment above EUR 20,000 to a posted batch needs a second approver.",
+                  authority="policy_owner")
+    runbook = ev("rb-payout", "The single manual payout limit is EUR 100,000.", authority="operations")
+    record = resolve("Which single manual payout limit should operations work to?", [handbook, runbook])
+    assert record.decision is not None and record.decision.value == "EUR 100000"
+    assert reasons(record) == {"hb-ops": "neighbouring_fact"}

@@ -221,10 +221,8 @@ class Agent:
             for item in items:
                 citation = str(item.get("citation"))
                 if citation in state.evidence:
-                    known = state.evidence[citation]
-                    if len(str(item.get("text", ""))) > len(str(known.item.get("text", ""))):
-                        known.item = dict(item)  # a fuller read of the same span replaces the excerpt
-                        known.evidence = _evidence(item, args.get("query", ""))
+                    # a fuller read replaces the excerpt; another excerpt of the section joins it
+                    state.evidence[citation].absorb(dict(item), _evidence(item, args.get("query", "")))
                     continue
                 state.evidence[citation] = EvidenceUse(
                     _evidence(item, args.get("query", "")),

@@ -130,7 +130,11 @@ class Step:
 
 @dataclass
 class EvidenceUse:
-    """A delivered piece of evidence, the tool item it came from, and when it entered context."""
+    """A delivered piece of evidence, the tool item it came from, and when it entered context.
+
+    One use per citation: another excerpt of the same section (a long section is indexed as
+    several chunks) joins it through :meth:`absorb`, so no delivered sentence is lost.
+    """
 
     evidence: Evidence
     item: dict[str, Any]  # the tool's JSON item (envelope fields, score, validity, ...)
@@ -141,6 +145,19 @@ class EvidenceUse:
     def citation(self) -> str:
         """``doc_id#anchor`` of the delivered span."""
         return str(self.item.get("citation"))
+
+    def absorb(self, item: dict[str, Any], evidence: Evidence) -> None:
+        """Take another delivered item of this citation (:meth:`ragkit.evidence.spans.Evidence.joined`:
+        a fuller read replaces the excerpt, another excerpt joins it in document order)."""
+        merged = self.evidence.joined(evidence)
+        if merged is evidence:
+            self.evidence, self.item = evidence, dict(item)
+        elif merged is not self.evidence:
+            tokens = int(self.item.get("tokens") or 0) + int(item.get("tokens") or 0)
+            known = merged.start >= 0
+            self.item = {**self.item, "text": merged.text, "start": merged.start if known else None,
+                         "end": merged.end if known else None, **({"tokens": tokens} if tokens else {})}
+            self.evidence = merged
 
 
 @dataclass

@@ -60,6 +60,8 @@ def decide(r: Resolution) -> Item | None:
                     a.ev.citation,
                 )
         holders = [h for h in holders if h.state != "rejected"]
+        _fewer_words(holders)
+        holders = [h for h in holders if h.state != "rejected"]
     exceptions = [i for i in holders if i.exception_open]
     if exceptions:
         values = {i.value.value for i in exceptions if i.value}
@@ -179,6 +181,27 @@ def _records_of_other_events(r: Resolution, best: list[Item]) -> None:
                 "neighbouring_fact",
                 f"a record of another event states {i.surface}; {lead.ev.doc_id} is about the question "
                 f"and states {lead.surface}",
+                lead.ev.citation,
+            )
+
+
+def _fewer_words(holders: list[Item]) -> None:
+    """Reject values whose sentence relates to the question less than half as much as another's.
+
+    Authority and dates arbitrate between sources that state the same fact. "A manual
+    adjustment above EUR 20,000 needs a second approver" shares one word with "Which manual
+    payout limit applies?", "The manual payout limit is EUR 100,000" shares four: a handbook's
+    higher authority does not make the first an answer. Its value is a ``neighbouring_fact``.
+    """
+    lead = max(holders, key=lambda i: i.score, default=None)
+    if lead is None or lead.score <= 1:
+        return
+    for h in holders:
+        if h.state != "rejected" and 2 * h.score < lead.score and h.val != lead.val:
+            h.reject(
+                "neighbouring_fact",
+                f"states {h.surface} in a sentence that relates to the question less than half as "
+                f"much as {lead.ev.doc_id}'s ({lead.surface})",
                 lead.ev.citation,
             )
 

@@ -27,6 +27,7 @@ import re
 from ragkit.evidence.fit import situated_sentence
 from ragkit.evidence.resolution_state import Item, Resolution, names_identifier, refers_to
 from ragkit.text.normalise import normalise_value
+from ragkit.text.references import clause_span, holds, references
 from ragkit.text.relevance import (
     CAUSE,
     CODE,
@@ -57,6 +58,7 @@ def read_relevant_values(r: Resolution) -> None:
     """Read each open item's relevant value into ``value``, ``score`` and ``matched`` (rule 6)."""
     if not r.forms and not r.causal and not r.deontic and r.fit is not None:
         _infer_forms(r)
+    code_stems = {stem(c.lower()) for c in r.codes}  # a code locates a fact; it does not ask one
     for it in r.alive():
         candidates: list[tuple[float, Value, frozenset[str], str]] = []
         text = it.ev.text
@@ -101,6 +103,10 @@ def read_relevant_values(r: Resolution) -> None:
                 continue  # "disputes team" where the question asks about the treasury team
             matched = word_stems(situated) & r.predicate
             conditional = any(c.lower() in sentence.lower() for c in it.ev.envelope.conditions)
+            if matched and matched <= code_stems and not conditional:
+                # a value's own currency ("EUR 12,600") does not relate it to "the EUR sweep
+                # threshold"; a code beside the value ("| CZK | 15:30 |") does
+                matched = word_stems(situated.replace(v.surface, " ")) & r.predicate
             score = float(len(matched)) + (2 if conditional else 0)
             if score > 0 and any(mentions(sentence, t) for t in r.asked_tenants):
                 score += 1
@@ -135,8 +141,9 @@ def read_relevant_values(r: Resolution) -> None:
         keep = {id(i) for i in holders if i.score > 0}
     else:
         # nothing relates to the question's words: only values in sources the question's
-        # identifiers lead to ("follow OPS-1891 to the policy: what limit does it set?") count
-        keep = {id(i) for i in _linked_from_named(r)}
+        # identifiers lead to ("follow OPS-1891 to the policy: what limit does it set?"), or that
+        # the passage matching the question defers to ("subject to the cap in clause 12.4"), count
+        keep = {id(i) for i in _linked_from_named(r)} | {id(i) for i in _referred_by_match(r)}
     for i in holders:
         if id(i) not in keep:
             i.value = None
@@ -205,6 +212,48 @@ def _linked_from_named(r: Resolution) -> list[Item]:
                 reached.append(nxt)
                 frontier.append(nxt)
     return reached
+
+
+def _referred_by_match(r: Resolution) -> list[Item]:
+    """Sections that the sentences sharing most of the question's words refer to, in the same
+    document (:func:`ragkit.text.references.references`), with their value re-read from the named
+    clause when that clause is numbered in their text.
+
+    "How often do we go through the manual-intervention figures?" matches "Figures on manual
+    interventions ... are presented at the service review under clause 9.1", which states no
+    figure; clause 9.1 ("Service reviews take place every 6 weeks") does.
+    """
+    best, pointing = 1, []  # a reference counts from a sentence sharing at least two words
+    for it in r.alive():
+        text = it.ev.text
+        for a, b in sentence_spans(text):
+            refs = references(text[a:b])
+            shared = len(word_stems(text[a:b]) & r.predicate)
+            if refs and shared > best:
+                best, pointing = shared, [(it, refs)]
+            elif refs and shared == best and best > 1:
+                pointing.append((it, refs))
+    found: list[Item] = []
+    for source, refs in pointing:
+        for it in r.alive():
+            if it is source or it.ev.doc_id != source.ev.doc_id or it in found:
+                continue
+            for kind, number in refs:
+                if not holds(it.ev.anchor, it.ev.text, kind, number):
+                    continue
+                span = clause_span(it.ev.text, number) if "." in number else None
+                if span is not None:
+                    inside = [
+                        v for v in read_values(it.ev.text[span[0] : span[1]], forms=r.forms)
+                        if not (r.unit and v.form in ("count", "duration") and not _counts(v.surface, r.unit))
+                    ]
+                    if inside:
+                        v, at = inside[0], span[0]
+                        it.value = Value(v.kind, v.value, v.surface, v.start + at, v.end + at, v.form)
+                if it.value is not None:
+                    found.append(it)
+                    break
+    return found
 
 
 def _counts(surface: str, unit: str) -> bool:

@@ -111,7 +111,7 @@ def resolve(
     Args:
         question: the task as asked; it decides the kind of value (:func:`ragkit.text.values.asked_kind`),
             the tenant it is about and the identifiers it names.
-        evidence: the delivered spans (duplicates by citation are read once).
+        evidence: the delivered spans (excerpts of one citation are read as one, :meth:`Evidence.joined`).
         as_of: the snapshot time (ISO date or datetime; a bare date means midnight UTC, as
             everywhere in ragkit).
             ``None`` skips date checks and says so in ``to_confirm``.

@@ -30,6 +30,7 @@ from ragkit.evidence.fit import SentenceFit
 from ragkit.evidence.spans import Evidence
 from ragkit.text.asking import ask_of, is_yes_no
 from ragkit.text.profile_views import ProfileMap
+from ragkit.text.references import holds, references
 from ragkit.text.relevance import (
     CAUSAL_QUESTION,
     DEONTIC_QUESTION,
@@ -140,9 +141,13 @@ def dated_in(item: Item, period: tuple[int, int] | None) -> bool:
 
 
 def refers_to(a: Item, b: Item) -> bool:
-    """Whether ``a`` points at ``b``: its links, ``b``'s doc id, or the key leading ``b``'s title."""
+    """Whether ``a`` points at ``b``: its links, ``b``'s doc id, the key leading ``b``'s title, or
+    (within one document) a clause or schedule that ``b`` holds (:mod:`ragkit.text.references`)."""
     if b.ev.doc_id in a.ev.envelope.links or mentions(a.ev.text, b.ev.doc_id):
         return True
+    if a is not b and a.ev.doc_id == b.ev.doc_id and a.ev.citation != b.ev.citation:
+        if any(holds(b.ev.anchor, b.ev.text, *ref) for ref in references(a.ev.text)):
+            return True
     key = re.match(r"\s*([A-Z][A-Z0-9]*-\d+)\b", b.ev.envelope.title)
     return key is not None and mentions(a.ev.text, key.group(1))
 
@@ -163,7 +168,7 @@ class Resolution:
         caller: Scope | Mapping[str, Any] | None,
         fit: SentenceFit | None = None,
     ):
-        """Read ``question`` and take the delivered ``evidence`` (duplicates by citation once);
+        """Read ``question`` and take the delivered ``evidence`` (excerpts of one citation as one);
         ``fit`` judges answering sentences (a :class:`ragkit.evidence.fit.SentenceFit`; ``None``: words)."""
         if not isinstance(question, str) or not question.strip():
             raise ValidationError("question must be a non-empty string", field="question")
@@ -198,8 +203,8 @@ class Resolution:
         self.unit = asked_unit(question)  # "how many closed batches" counts batches
         self.period = named_month(question)  # "in September 2025"
         seen: dict[str, Item] = {}
-        for e in evidence:
-            seen.setdefault(e.citation, Item(e))
+        for e in evidence:  # excerpts of one citation are read as one item
+            seen[e.citation] = Item(seen[e.citation].ev.joined(e) if e.citation in seen else e)
         self.items = list(seen.values())
         self.to_confirm: list[str] = []
         self.unresolved: list[Conflict] = []

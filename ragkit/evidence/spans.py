@@ -17,7 +17,7 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ragkit.core.errors import ValidationError
@@ -53,6 +53,35 @@ class Evidence:
     end: int = 0
     chunk_id: str = ""
     query: str = ""
+
+    def joined(self, other: Evidence) -> Evidence:
+        """This span and ``other`` (another excerpt of the same citation) as one piece of evidence.
+
+        A long section is indexed as several chunks, so one citation can be delivered twice with
+        different text; both are kept, so that no delivered sentence is lost. Returns ``self`` when
+        ``other`` adds nothing, ``other`` when it covers this one, else a new span: overlapping or
+        touching excerpts as one stretch of the document (offsets kept), excerpts apart joined in
+        document order by a blank line (offsets unknown, ``-1``).
+
+        Example:
+            >>> env = {"doc_id": "d"}
+            >>> a, b = Evidence.of("d#s", "One. Two.", env), Evidence.of("d#s", "Five.", env, start=40)
+            >>> j = a.joined(b)
+            >>> j.text.split(), j.start, a.joined(Evidence.of("d#s", "Two. Three.", env, start=5)).text
+            (['One.', 'Two.', 'Five.'], -1, 'One. Two. Three.')
+        """
+        if other.text in self.text:
+            return self
+        if self.text in other.text:
+            return other
+        first, second = (self, other)
+        if self.start >= 0 and other.start >= 0 and other.start < self.start:
+            first, second = other, self
+        reach = first.start + len(first.text)
+        if first.start >= 0 and 0 <= second.start <= reach:  # one stretch of the document
+            text = first.text + second.text[reach - second.start :]
+            return replace(first, text=text, end=first.start + len(text))
+        return replace(first, text=first.text + "\n\n" + second.text, start=-1, end=-1)
 
     @classmethod
     def of(

@@ -194,7 +194,7 @@ class Judging(RunMemory):
         ids = [i.lower() for i in f.identifiers]
         if ids and not any(i in hay for i in ids) and not any(a in hay for a in self.anchors):
             return "does not name " + " or ".join(f.identifiers)
-        missing_names = [n for n in f.names if n.lower() not in hay]
+        missing_names = [n for n in f.names if not _names(hay, n)]
         if missing_names and not ids:
             return "does not name " + ", ".join(missing_names)
         tenant = state.tenant.lower()
@@ -249,8 +249,9 @@ class Judging(RunMemory):
         return max(votes, key=lambda k: (votes[k], -first_seen[k]))
 
     def _leads_for(self, use: EvidenceUse) -> str:
-        """What named the record ``use`` belongs to, when the agent reached it along a chain."""
-        own = (str(use.item.get("title", "")) + " " + str(use.item.get("doc_id", ""))).lower()
+        """What named the record ``use`` belongs to, when the agent reached it along a chain (the
+        record carries the followed identifier: in its title, id or text, as a rollout names its commit)."""
+        own = " ".join(str(use.item.get(k, "")) for k in ("title", "doc_id", "text")).lower()
         return " ".join(lead for ident, lead in self.leads.items() if ident in own)
 
     def _focus(self) -> list[str]:
@@ -266,7 +267,7 @@ class Judging(RunMemory):
         # "E-2040 is raised by export_transactions" is about E-2040 in the file-ingest logs too
         by_id = any(a in hay for a in task_ids)
         named = (*self.frame.qualifiers, *self.frame.names, *(() if by_id else self.titled))
-        lacking = [q for q in named if q.lower() not in hay]
+        lacking = [q for q in named if not _names(hay, q)]
         hay += " " + self._leads_for(use).lower()  # a chain's words reach the record it leads to
         # named by the task's own identifiers: about the task whatever its words; reached by an
         # identifier the agent followed: only along a chain or a cause's thread
@@ -373,3 +374,10 @@ def _shares(words: Sequence[str], text: str) -> bool:
 def _heading_words(anchor: str) -> set[str]:
     """The words of a section's anchor that name its topic (no numbers, no "continued")."""
     return {w for w in anchor.split("-") if len(w) > 3 and not w.isdigit() and w not in ("continued", "cont")}
+
+
+def _names(hay: str, name: str) -> bool:
+    """Whether lower-cased ``hay`` names ``name``, in the singular or plural ("the Nordics" and
+    "Nordic currencies")."""
+    low = name.lower()
+    return low in hay or re.search(rf"\b{re.escape(low.removesuffix('s'))}s?\b", hay) is not None

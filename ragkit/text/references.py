@@ -1,0 +1,79 @@
+"""References inside a document: "subject to the cap in clause 12.4", "the fees in Schedule 3".
+
+Contracts, handbooks and long policies state a rule in one clause and its figure in another. A
+sentence that matches the question may only point at the clause that answers it; these helpers
+find the references a text makes (:func:`references`), whether a section is the one a reference
+names (:func:`holds`), and where the named clause sits in that section's text (:func:`clause_span`).
+They read general document structure (numbered clauses, lettered or numbered schedules), nothing
+of one corpus.
+
+Example:
+    >>> refs = references("Service credits apply, subject to the cap in clause 12.4 and Schedule 2.")
+    >>> refs
+    [('clause', '12.4'), ('schedule', '2')]
+    >>> holds("12-limits-on-liability", "12.4 The total ...", *refs[0])
+    True
+    >>> holds("schedule-2-fees", "", *refs[1]), holds("schedule-3-fees", "", *refs[1])
+    (True, False)
+    >>> text = "12.3 Nothing limits fraud.\\n12.4 Credits shall not exceed 25%.\\n12.5 Other."
+    >>> a, b = clause_span(text, "12.4"); text[a:b]
+    '12.4 Credits shall not exceed 25%.'
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["REFERENCE", "references", "holds", "clause_span"]
+
+#: A reference to a numbered part of the same document ("clause 9.1", "section 4", "Schedule B").
+REFERENCE = re.compile(
+    r"\b(clause|section|paragraph|schedule|appendix|annex)\s+(\d+(?:\.\d+)*|[A-Z])\b(?![.-]?\w)",
+    re.IGNORECASE,
+)
+#: Kinds of part that number the document's body (a clause lives in its top-level section).
+_BODY = ("clause", "section", "paragraph")
+#: A line that opens a numbered clause ("12.4 The total ...", "12.4. The total ...").
+_CLAUSE_LINE = re.compile(r"^[ \t>*-]*(\d+(?:\.\d+)+)\.?\s", re.MULTILINE)
+
+
+def references(text: str) -> list[tuple[str, str]]:
+    """The parts of the same document that ``text`` refers to, as ``(kind, number)`` in order of
+    first mention (kind lower case: clause, section, paragraph, schedule, appendix, annex)."""
+    found: dict[tuple[str, str], None] = {}
+    for m in REFERENCE.finditer(text):
+        found.setdefault((m.group(1).lower(), m.group(2)), None)
+    return list(found)
+
+
+def holds(anchor: str, text: str, kind: str, number: str) -> bool:
+    """Whether the section with ``anchor`` (and ``text``) is the part that ``(kind, number)`` names.
+
+    A clause, section or paragraph ``9.1`` lives in the body section numbered ``9`` (anchor
+    ``9-...``) or in a text with a line that opens clause ``9.1``; a schedule, appendix or annex
+    ``2`` is the section whose anchor starts ``schedule-2``.
+    """
+    anchor = anchor.lower()
+    if kind in _BODY:
+        top = number.split(".")[0]
+        if re.match(rf"{re.escape(top.lower())}(-|$)", anchor):
+            return True
+        return "." in number and clause_span(text, number) is not None
+    return re.match(rf"{kind}-{re.escape(number.lower())}(-|$)", anchor) is not None
+
+
+def clause_span(text: str, number: str) -> tuple[int, int] | None:
+    """Where clause ``number`` ("12.4") sits in ``text``: from the line that opens it to the next
+    numbered clause or heading; ``None`` when no line opens it."""
+    lines = list(_CLAUSE_LINE.finditer(text))
+    for n, m in enumerate(lines):
+        if m.group(1) == number:
+            end = lines[n + 1].start() if n + 1 < len(lines) else len(text)
+            heading = re.search(r"^#", text[m.end() : end], re.MULTILINE)
+            if heading:
+                end = m.end() + heading.start()
+            start = m.start() + len(m.group(0)) - len(m.group(0).lstrip(" \t>*-"))
+            while end > start and text[end - 1].isspace():
+                end -= 1
+            return start, end
+    return None
