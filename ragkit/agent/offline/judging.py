@@ -321,12 +321,14 @@ class Judging(RunMemory):
         raw = str(getattr(decision, "quote", "") or "")
         quote = " ".join(raw.split())
         text = str(use.item.get("text", ""))
-        if self.asked == "id" and self.frame.identifiers:
-            if asked_id_shape(self.frame.task) not in (None, "slug") and any(
-                i.lower() in quote.lower() for i in self.frame.identifiers
-            ):
-                return []
         title = str(use.item.get("title", ""))
+        if self.asked == "id" and self.frame.identifiers:
+            # in the sentence, or (for a commit or a function: a record names many keys, rarely two
+            # commits) in the title of the record it stands in ("OPS-2747 comment by ...")
+            shape = asked_id_shape(self.frame.task)
+            where = quote + " " + title if shape in ("hash", "function") else quote
+            if shape not in (None, "slug") and any(i.lower() in where.lower() for i in self.frame.identifiers):
+                return []
         situated = " ".join([quote, situation(text, raw), title, self._same_topic(use)])
         # reached along a chain: what named this record predicates it ("| OPS-7167 |" under
         # "Action items" makes OPS-7167's status the action item's status)
