@@ -619,3 +619,33 @@ def test_a_second_excerpt_of_a_section_joins_the_first_and_answers():
     [text] = [e.text for e in result.delivered if e.citation == "arch-recon#top"]
     assert "matching report" in text and "3 business days" in text
     assert result.verification is not None and result.verification.ok
+
+
+class TitledShelf(ShelfToolbox):
+    """A shelf whose entries keep their own titles (a comment is titled by its ticket's key)."""
+
+    def _item(self, d: dict[str, Any], rank: int) -> dict[str, Any]:
+        return {**super()._item(d, rank), "title": d.get("title", d["doc_id"])}
+
+
+def test_a_chain_carries_what_its_thread_is_about_to_the_record_it_reaches():
+    """No identifier in the question: the ticket states the problem, its comment names the
+    rollout, and the rollout states who approved it. The rollout's sentence states the asked
+    relation; what it is about comes from the thread that led to it."""
+    base = {k: v for k, v in SHELF[0].items() if k not in ("text", "doc_id", "anchor", "links")}
+    docs = [
+        {**base, "doc_id": "ops-2727", "anchor": "top", "tenant": "acme", "source_type": "ticket",
+         "title": "OPS-2727: [Acme] settlement problem on 22 Oct", "links": [],
+         "text": "OPS-2727: after the settlement on 22 Oct, fee lines were posted in the wrong currency."},
+        {**base, "doc_id": "ops-2727-c4", "anchor": "top", "tenant": "acme", "source_type": "ticket_comment",
+         "title": "OPS-2727 comment by Kowalczyk", "links": ["ops-2727", "ro-1717"],
+         "text": "Plan: invalidate the rate cache.\n\nFix merged as ccb378e; it goes out with RO-1717."},
+        {**base, "doc_id": "ro-1717", "anchor": "approvals", "tenant": "acme", "source_type": "rollout",
+         "authority": "deployment_system", "title": "RO-1717: fx-rates 3.10.6", "links": [],
+         "text": "RO-1717 was approved by Gallardo."},
+    ]
+    box = TitledShelf(docs=docs)
+    result = Agent(box, OfflinePolicy(), placement="hybrid").run(
+        "Who signed off the deploy that fixed the fee lines posted in the wrong currency?", as_of="2026-02-02"
+    )
+    assert not result.abstained and result.value == "Gallardo", result.answer

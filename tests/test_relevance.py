@@ -153,3 +153,9 @@ def test_a_proper_name_is_no_sibling_of_the_thing_asked_about() -> None:
     assert contrasting(question, row, row) is None  # "Solent Bank" names a bank, not a kind of bank
     other = "Questions from Hooli's disputes team are answered within 6 business hours."
     assert contrasting("How fast do we answer Hooli's treasury team?", other, other) == "treasury team"
+
+
+def test_a_return_reason_is_no_question_why() -> None:
+    assert not CAUSAL_QUESTION.search("how long did operations have to clear a return reason?")
+    assert CAUSAL_QUESTION.search("What was the reason for the late batch?")
+    assert CAUSAL_QUESTION.search("Why did the batch close late?")

@@ -924,3 +924,20 @@ def test_authority_does_not_make_a_sentence_about_another_fact_an_answer() -> No
     record = resolve("Which single manual payout limit should operations work to?", [handbook, runbook])
     assert record.decision is not None and record.decision.value == "EUR 100000"
     assert reasons(record) == {"hb-ops": "neighbouring_fact"}
+
+
+def test_a_sentence_about_the_case_the_question_rules_out_is_not_its_answer() -> None:
+    """"Without any breach" rules out the clause about terminating for a breach."""
+    env = {"doc_id": "ctr-bank", "authority": "policy_owner"}
+    clause = Evidence.of(
+        "ctr-bank#16-termination",
+        "16.2 Either party may terminate this Agreement for convenience by giving not less than 90 days' "
+        "written notice to the other.\n\n16.3 Either party may terminate this Agreement by written notice if "
+        "the other party commits a material breach that it has not remedied within 30 days.",
+        env,
+    )
+    question = "How much notice do we give to end the agreement without any breach on their side?"
+    record = resolve(question, [clause])
+    assert record.decision is not None and record.decision.surface == "90 days"
+    asked_about_breach = "How long may a breach stay unremedied before the agreement can be ended by notice?"
+    assert resolve(asked_about_breach, [clause]).decision.surface == "30 days"

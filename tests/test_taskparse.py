@@ -160,3 +160,21 @@ def test_a_statement_with_a_tag_is_a_yes_no_question_about_what_holds() -> None:
     # ", right?" turns a statement into a check of a claim: what holds, not what happened
     frame = parse_task("Stark's CHF batch closes at 13:00, right?", tenant="stark", as_of="2026-05-01")
     assert not frame.event and frame.valid_at == "2026-05-01"
+
+
+def test_a_hypothetical_or_a_measured_obligation_asks_what_a_rule_says() -> None:
+    # "would we owe" asks what the agreement says; "did we have to" measures what a rule required
+    # at a date; neither is an event to look up in our own incident records
+    hypothetical = "If we wanted out of the agreement for convenience, how much written notice would we owe?"
+    assert not parse_task(hypothetical, tenant="tyrell", as_of="2025-08-31").event
+    dated = "How many calendar days did we have on 2 September 2025 to get evidence to the acquirer?"
+    frame = parse_task(dated, tenant="wayne", as_of="2025-09-02")
+    assert not frame.event and frame.valid_at == "2025-09-02"
+    by_others = "On 26 June, how long did operations have to clear a return reason with the tenant?"
+    assert not parse_task(by_others, tenant="acme", as_of="2025-06-26").event
+    # what happened stays an event
+    assert parse_task("How many days did the fix take?", tenant="acme", as_of="2026-01-01").event
+    assert parse_task("Who would have approved OPS-12?", tenant="acme", as_of="2026-01-01").event
+    # a present "fail back" is no failure that happened
+    failback = "After a regional failover, how many health checks must the primary pass before we fail back?"
+    assert not parse_task(failback, tenant="umbrella", as_of="2026-01-01").event

@@ -278,3 +278,9 @@ def test_the_most_of_a_plural_noun_counts_that_noun() -> None:
     assert asked_unit("How many retries are permitted per payout?") == "retries"
     # "the most junior person" ranks people; it counts nothing
     assert asked_unit("Who is the most junior person allowed to approve it?") is None
+
+
+def test_how_much_notice_asks_for_a_duration() -> None:
+    assert asked_forms("How much notice do we have to give to end the agreement?") == ("duration",)
+    assert asked_forms("How much advance warning do tenants get?") == ("duration",)
+    assert asked_forms("How much is the refund threshold?") == ("amount",)

@@ -108,6 +108,7 @@ def read_relevant_values(r: Resolution) -> None:
                 # threshold"; a code beside the value ("| CZK | 15:30 |") does
                 matched = word_stems(situated.replace(v.surface, " ")) & r.predicate
             score = float(len(matched)) + (2 if conditional else 0)
+            score -= len(word_stems(sentence) & r.negated)  # the case the question rules out
             if score > 0 and any(mentions(sentence, t) for t in r.asked_tenants):
                 score += 1
             named = {e for e in r.entities if mentions(situated, e)} | (
@@ -143,7 +144,7 @@ def read_relevant_values(r: Resolution) -> None:
         # nothing relates to the question's words: only values in sources the question's
         # identifiers lead to ("follow OPS-1891 to the policy: what limit does it set?"), or that
         # the passage matching the question defers to ("subject to the cap in clause 12.4"), count
-        keep = {id(i) for i in _linked_from_named(r)} | {id(i) for i in _referred_by_match(r)}
+        keep = {id(i) for i in [*_linked_from_named(r), *_referred_by_match(r), *_named_record_value(r)]}
     for i in holders:
         if id(i) not in keep:
             i.value = None
@@ -212,6 +213,19 @@ def _linked_from_named(r: Resolution) -> list[Item]:
                 reached.append(nxt)
                 frontier.append(nxt)
     return reached
+
+
+def _named_record_value(r: Resolution) -> list[Item]:
+    """The sections of the record the question names by its key ("For OPS-6937, how much was at
+    stake?"), when together they state exactly one value of the asked form: its own field
+    ("Amount in question: CZK 17,696.17") answers whatever words the question uses."""
+    if not r.forms or not r.ids:
+        return []
+    own = [i for i in r.alive() if any(mentions(i.ev.envelope.title + " " + i.ev.doc_id, x) for x in r.ids)]
+    held = [i for i in own if i.value is not None]
+    stated = [v for i in own for v in read_values(i.ev.text, forms=r.forms)]
+    values = {v.value for v in stated if not mentions(r.question, v.surface)}
+    return held if len(values) == 1 and held else []
 
 
 def _referred_by_match(r: Resolution) -> list[Item]:

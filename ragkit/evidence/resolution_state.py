@@ -37,6 +37,7 @@ from ragkit.text.relevance import (
     mentions,
     named_codes,
     named_month,
+    negated_terms,
     question_terms,
 )
 from ragkit.text.values import (
@@ -212,6 +213,9 @@ class Resolution:
         # a value the question proposes ("within 30 minutes") is checked, not searched for: its unit
         # does not make a sentence about the question
         self.terms = question_terms(without_measures(ask)) | {stem(c.lower()) for c in named}
+        # what the question rules out ("without any breach") relates a sentence to another case
+        self.negated = negated_terms(ask)
+        self.terms -= self.negated
         tenants = {i.ev.envelope.tenant for i in self.items} - {GLOBAL_TENANT}
         self.tenants = {t.lower() for t in tenants}
         if self.scope is not None and self.scope.tenant not in ("*", GLOBAL_TENANT):

@@ -179,8 +179,32 @@ _MODAL = re.compile(
 )
 
 # the simple present asks what holds as a rule or habit ("When does the batch close?", "By what time
-# do payments have to be in?"); the past ("When did it close?") asks what happened
-_HABITUAL = re.compile(r"\b(?:do|does)\b(?!\s+not\b)|\b(?:have|has|need|needs)\s+to\b", re.IGNORECASE)
+# do payments have to be in?"), and so does a hypothetical ("If we wanted out, how much notice would
+# we owe?"); the past ("When did it close?") asks what happened
+_HABITUAL = re.compile(
+    r"\b(?:do|does)\b(?!\s+not\b)|\b(?:have|has|need|needs)\s+to\b|\b(?:would|could)\b(?!\s+have\b)",
+    re.IGNORECASE,
+)
+
+
+# how much of an obligation held then ("How many calendar days did we have to get the evidence in?")
+_OBLIGATION = re.compile(
+    r"\bhow (?:many|much|long|soon)\b.*\b(?:did|do|does)\s+(?:[\w'-]+\s+){1,3}?(?:have|need)\b.*\bto\b",
+    re.IGNORECASE,
+)
+
+
+def asks_obligation(message: str) -> bool:
+    """Whether an asking sentence measures an obligation ("how many days did we have to ...?"): what a
+    rule required at a date, not what happened, whatever the tense.
+
+    Example:
+        >>> asks_obligation("How many calendar days did we have on 2 September to get the evidence in?")
+        True
+        >>> asks_obligation("How many days did the fix take?")
+        False
+    """
+    return any(_OBLIGATION.search(q) for q in _asking_sentences(message))
 
 
 def asks_present_state(message: str) -> bool:

@@ -70,6 +70,22 @@ def question_terms(text: str) -> set[str]:
     return out
 
 
+def negated_terms(text: str) -> set[str]:
+    """Stems of the words a question rules out ("without any breach on their side", "other than
+    fraud"): the first two content words after *without*, *except*, *excluding*, *other than* or
+    *apart from*. A sentence about them states the case the question excludes.
+
+    Example:
+        >>> sorted(negated_terms("How much notice ends the agreement without any breach on their side?"))
+        ['breac']
+    """
+    out: set[str] = set()
+    for m in re.finditer(r"\b(?:without|except|excluding|other than|apart from)\b((?:\W+[\w'-]+){1,4})",
+                         text, re.IGNORECASE):
+        out |= set(sorted(question_terms(m.group(1)), key=m.group(1).lower().find)[:2])
+    return out
+
+
 #: A sentence says something was completed (the profile's ``completion_cues``).
 COMPLETED = ProfileRegex("completion_cues", re.IGNORECASE)
 #: A condition's event, in group ``event`` (``until cutover``; the profile's ``condition_grammar``).

@@ -39,6 +39,7 @@ from ragkit.core.errors import ValidationError
 from ragkit.core.records import parse_time
 from ragkit.text.asking import (
     ask_of,
+    asks_obligation,
     asks_present_state,
     proposed_names,
     questions_of,
@@ -335,8 +336,12 @@ def parse_task(task: str, *, tenant: str = "*", as_of: object = None) -> TaskFra
     names = [n for n in names if n.lower() != lowered_tenant]
     date = _task_date(task)
     period = _task_period(task, moment, date)
-    # an event unless the ask names a standing rule or speaks of the present ("still", "Can I ...?")
-    event = bool(_EVENT.search(ask)) or not (_RULE.search(ask) or asks_present_state(message))
+    # an event unless the ask names a standing rule or speaks of the present ("still", "Can I ...?");
+    # "how many days did we have to ...?" measures what a rule required, whatever the tense
+    obligation = asks_obligation(message)
+    event = bool(_EVENT.search(ask)) and not obligation or not (
+        _RULE.search(ask) or asks_present_state(message) or obligation
+    )
     # what happened is found by everything the message says about it ("the complaint was that
     # weekend sales were missing"); a standing rule by its question sentences and the names the ask
     # gives them ("...they submitted at 12:05. What is their PLN cutoff?" asks Umbrella's PLN cutoff,

@@ -9,10 +9,11 @@ per ask (:func:`ragkit.text.asking.split_asks`) over the same steps and evidence
 * each ask gets a fair share of what is left of the search cap and the step ceiling when its
   turn comes, so the first ask cannot spend the second's searches;
 * an ask after the first opens with its own first query (its identifiers and content words);
-* the answer gives each ask's answer in order, each with its own citations. When an ask is not
-  answered, the run abstains: an answer to part of a message is not the answer it asked for. The
-  abstention gives the unanswered ask's account of what was searched and what is missing, and
-  what the evidence says for the asks that were answered.
+* the answer gives each ask's answer in order, each with its own citations. An ask the evidence
+  does not answer is said to be unanswered in its place (no value, nothing to verify), so the
+  caller gets what the evidence does support and knows what it does not; only when no ask is
+  answered does the run abstain, with the first ask's account of what was searched and what is
+  missing.
 
 The result's ``values`` lists the value of every answered ask, in order (``value`` is the first).
 
@@ -126,26 +127,26 @@ class AskByAsk:
 
     def _combined(self, state: AgentState) -> Action:
         finals = [f for f in self.finals if f is not None]
-        missing = [(i, f) for i, f in enumerate(finals) if f.kind != "answer"]
-        if missing:
-            # an answer to part of a message is not the answer it asked for: abstain, and say
-            # which ask could not be answered and what was found for the others
-            i, first = missing[0]
-            found = [
-                f"For the {_ordinal(j).lower()} ask the evidence says: {_said(f)}"
-                for j, f in enumerate(finals) if f.kind == "answer"
-            ]
-            text = f"{_ordinal(i)} ask: {first.arguments.get('answer', '')}"
-            return Action("abstain", {"answer": " ".join([text, *found])}, first.reason, record=first.record)
-        # the part's label leads its answer ("Second ask: 33 minutes [...]")
-        parts = [f"{_ordinal(i)} ask: {_said(f)}" for i, f in enumerate(finals)]
-        values = [f.arguments.get("value") for f in finals]
+        answered = [f for f in finals if f.kind == "answer"]
+        if not answered:
+            first = finals[0]
+            text = f"{_ordinal(0)} ask: {first.arguments.get('answer', '')}" if len(finals) > 1 else \
+                str(first.arguments.get("answer", ""))
+            return Action("abstain", {"answer": text}, first.reason, record=first.record)
+        # the part's label leads its answer ("Second ask: 33 minutes [...]"); an unanswered ask
+        # says so in its place, with no value (its account of the search is in the decision record)
+        parts = [
+            f"{_ordinal(i)} ask: {_said(f)}" if f.kind == "answer"
+            else f"{_ordinal(i)} ask: not answered; no evidence I may read states it."
+            for i, f in enumerate(finals)
+        ]
+        values = [f.arguments.get("value") for f in answered]
         why = "; ".join(f"ask {i + 1}: {f.reason}" for i, f in enumerate(finals))
         return Action(
             "answer",
             {"answer": " ".join(parts), "value": values[0], "values": [v for v in values if v is not None]},
             why,
-            record=finals[0].record,
+            record=answered[0].record,
         )
 
 

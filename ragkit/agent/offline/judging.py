@@ -327,7 +327,8 @@ class Judging(RunMemory):
             # commits) in the title of the record it stands in ("OPS-2747 comment by ...")
             shape = asked_id_shape(self.frame.task)
             where = quote + " " + title if shape in ("hash", "function") else quote
-            if shape not in (None, "slug") and any(i.lower() in where.lower() for i in self.frame.identifiers):
+            named = any(i.lower() in where.lower() for i in self.frame.identifiers)
+            if shape not in (None, "slug") and named:
                 return []
         situated = " ".join([quote, situation(text, raw), title, self._same_topic(use)])
         # reached along a chain: what named this record predicates it ("| OPS-7167 |" under
@@ -339,7 +340,23 @@ class Judging(RunMemory):
         things = self.attribute_things()
         if any(stem(t.lower()) in have for t in (things or terms)):
             return []
+        # reached along a ticket's thread, a sentence that states the asked relation ("RO-1753 was
+        # approved by Gallardo" for "who signed off the deploy that fixed the fee lines?") is about
+        # the thing the thread is about ("fee lines were posted in the wrong currency")
+        relations = [t for t in terms if t not in things]
+        if things and any(stem(t.lower()) in compound_stems(quote) for t in relations):
+            if any(stem(t.lower()) in compound_stems(self._thread_roots(use)) for t in things):
+                return []
         return ["a sentence that states " + " / ".join(terms[:4])]
+
+    def _thread_roots(self, use: EvidenceUse) -> str:
+        """The delivered text of the tickets whose threads led the agent to ``use``'s record."""
+        own = " ".join(str(use.item.get(k, "")) for k in ("title", "doc_id", "text")).lower()
+        followed = [i for i in self.leads if i in own]
+        keys = {thread_of(u) for u in self.sections
+                if any(i in str(u.item.get("text", "")).lower() for i in followed)} - {None}
+        return " ".join(str(u.item.get("text", "")) for u in self.sections
+                        if str(u.item.get("doc_id")).lower() in keys)
 
     def _same_topic(self, use: EvidenceUse) -> str:
         """The delivered sections of the same document under a heading of the same topic ("3.

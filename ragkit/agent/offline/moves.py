@@ -83,13 +83,15 @@ class Moves(Judging):
         no query reached (an action-items table under a postmortem's other sections)."""
         words = set(content_words(ask_of(self.frame.task)))
         named = {t for t in active_profile().source_types if t in words or f"{t}s" in words}
-        if not named:
-            return None
         ids = [i.lower() for i in self.frame.identifiers]
+        if not named and not ids:
+            return None
         names = [n.lower() for n in self.frame.names]
         for use in read_uses(state):
             doc_id = str(use.item.get("doc_id"))
-            if use.item.get("source_type") not in named or doc_id in self.fetched:
+            # the record the ask names by its type, or by its own key ("For OPS-6937, how much ...?")
+            own = doc_id.lower() in ids
+            if use.item.get("source_type") not in named and not own or doc_id in self.fetched:
                 continue
             if doc_id.lower() in self.via or thread_of(use) in self.via:
                 continue  # "the review of OPS-8265 produced a follow-up ticket": not OPS-8265 itself

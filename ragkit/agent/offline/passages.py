@@ -94,11 +94,7 @@ def named_in(state: AgentState, citation: str, ident: str, sentence: str = "") -
         return sentence
     text = str(use.item.get("text", ""))
     line = sentence or next((ln for ln in text.splitlines() if ident.lower() in ln.lower()), "")
-    # a comment's lead carries what its thread is about: the ticket it belongs to, as delivered
-    key = thread_of(use)
-    root = [str(u.item.get("text", "")) for u in state.evidence.values() if key and u is not use
-            and str(u.item.get("doc_id")).lower() == key]
-    return " ".join([line, situation(text, line) if line else "", str(use.item.get("title", "")), *root])
+    return " ".join([line, situation(text, line) if line else "", str(use.item.get("title", ""))])
 
 
 def holder(pool: Sequence[EvidenceUse], decision: Decision) -> EvidenceUse | None:
