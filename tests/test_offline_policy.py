@@ -304,10 +304,11 @@ def test_a_message_with_an_unanswered_ask_is_answered_in_part_and_says_so():
     assert text.startswith("First ask: a41c9e2 [ops-3318-c2#top].")
     assert text.endswith("Second ask: not answered; no evidence I may read states it.")
     assert final.arguments["values"] == ["a41c9e2"]
-    # and with nothing answered the run abstains, as for one question
+    # with the first ask unanswered the run abstains: a later ask may rest on the wrong antecedent
+    task = "OPS-3318: who approved the rollout, and which commit fixed it?"
     state = _state(task=task)
     run = OfflinePolicy().begin(state)
-    _searched(state, task, [])
+    _searched(state, task, [FIX])
     final = _drive(run, state)
     assert final.kind == "abstain" and final.arguments["answer"].startswith("First ask: I cannot answer")
 

@@ -9,11 +9,12 @@ per ask (:func:`ragkit.text.asking.split_asks`) over the same steps and evidence
 * each ask gets a fair share of what is left of the search cap and the step ceiling when its
   turn comes, so the first ask cannot spend the second's searches;
 * an ask after the first opens with its own first query (its identifiers and content words);
-* the answer gives each ask's answer in order, each with its own citations. An ask the evidence
-  does not answer is said to be unanswered in its place (no value, nothing to verify), so the
-  caller gets what the evidence does support and knows what it does not; only when no ask is
-  answered does the run abstain, with the first ask's account of what was searched and what is
-  missing.
+* the answer gives each ask's answer in order, each with its own citations. A later ask the
+  evidence does not answer is said to be unanswered in its place (no value, nothing to verify),
+  so the caller gets what the evidence does support and knows what it does not. When the first
+  ask is not answered the run abstains, with its account of what was searched and what is
+  missing: the first ask says what the message is about, and a later one answered without it
+  ("and who owns it?") may rest on the wrong antecedent.
 
 The result's ``values`` lists the value of every answered ask, in order (``value`` is the first).
 
@@ -128,7 +129,9 @@ class AskByAsk:
     def _combined(self, state: AgentState) -> Action:
         finals = [f for f in self.finals if f is not None]
         answered = [f for f in finals if f.kind == "answer"]
-        if not answered:
+        if not answered or finals[0].kind != "answer":
+            # the first ask says what the message is about; a later ask ("and who owns it?")
+            # answered without it may rest on the wrong antecedent
             first = finals[0]
             text = f"{_ordinal(0)} ask: {first.arguments.get('answer', '')}" if len(finals) > 1 else \
                 str(first.arguments.get("answer", ""))
