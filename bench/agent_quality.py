@@ -393,8 +393,8 @@ def write_report(
         f"{wall / 60:.1f} min wall on a shared, loaded 2-core machine (times are "
         "noisy). Offline policy (a transparent rule-based baseline, not a model). Each case runs as its "
         "caller at its as_of over the documents published by then. A message that asks two things is "
-        "answered ask by ask, and only when every ask is; its case is right when one of the answer's "
-        "values (one per ask) is the expected one (`ragkit.evaluation.answer_correct`).\n",
+        "answered ask by ask (in part when its first ask is answered); its case is right when one of "
+        "the answer's values (one per ask) is the expected one (`ragkit.evaluation.answer_correct`).\n",
         "## Per split and placement\n",
         f"Splits from `{args.splits.name}` key `{args.split_key or splits_key(args.cases)}`: "
         + "; ".join(

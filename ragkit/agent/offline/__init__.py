@@ -10,7 +10,7 @@ The rules, in the order the loop meets them (CURRICULUM sections 1 and 7):
 0. **One ask at a time**: a message that asks two things ("Who maintains reserve-keeper, and
    what's its p95 batch duration?", :func:`ragkit.text.asking.split_asks`) runs the rules below
    once per ask, over one shared trace, each ask with its share of the search cap and step
-   ceiling (:mod:`~ragkit.agent.offline.asks`); it is answered only when every ask is.
+   ceiling (:mod:`~ragkit.agent.offline.asks`); it is answered in part when its first ask is.
 1. **Read the task**: identifiers, names, the caller's tenant, a date or month period,
    the kind of value asked (:func:`ragkit.text.values.asked_kind`), and whether it asks which
    rule *applies* at a moment (searches carry ``valid_at``) or what *happened* (no

@@ -19,7 +19,16 @@ from dataclasses import dataclass, replace
 
 from ragkit.agent.offline.memory import RunMemory
 from ragkit.agent.offline.page import visible
-from ragkit.agent.offline.passages import holder, refers_to, situation, stated_for, states_cause, thread_of
+from ragkit.agent.offline.passages import (
+    holder,
+    names,
+    refers_to,
+    situation,
+    stated_for,
+    states_cause,
+    thread_of,
+    thread_roots,
+)
 from ragkit.agent.offline.reading import about_task
 from ragkit.agent.state import AgentState, EvidenceUse
 from ragkit.evidence.decision import Decision, DecisionRecord, Rejected
@@ -194,7 +203,7 @@ class Judging(RunMemory):
         ids = [i.lower() for i in f.identifiers]
         if ids and not any(i in hay for i in ids) and not any(a in hay for a in self.anchors):
             return "does not name " + " or ".join(f.identifiers)
-        missing_names = [n for n in f.names if not _names(hay, n)]
+        missing_names = [n for n in f.names if not names(hay, n)]
         if missing_names and not ids:
             return "does not name " + ", ".join(missing_names)
         tenant = state.tenant.lower()
@@ -267,7 +276,7 @@ class Judging(RunMemory):
         # "E-2040 is raised by export_transactions" is about E-2040 in the file-ingest logs too
         by_id = any(a in hay for a in task_ids)
         named = (*self.frame.qualifiers, *self.frame.names, *(() if by_id else self.titled))
-        lacking = [q for q in named if not _names(hay, q)]
+        lacking = [q for q in named if not names(hay, q)]
         hay += " " + self._leads_for(use).lower()  # a chain's words reach the record it leads to
         # named by the task's own identifiers: about the task whatever its words; reached by an
         # identifier the agent followed: only along a chain or a cause's thread
@@ -340,23 +349,14 @@ class Judging(RunMemory):
         things = self.attribute_things()
         if any(stem(t.lower()) in have for t in (things or terms)):
             return []
-        # reached along a ticket's thread, a sentence that states the asked relation ("RO-1753 was
-        # approved by Gallardo" for "who signed off the deploy that fixed the fee lines?") is about
-        # the thing the thread is about ("fee lines were posted in the wrong currency")
-        relations = [t for t in terms if t not in things]
-        if things and any(stem(t.lower()) in compound_stems(quote) for t in relations):
-            if any(stem(t.lower()) in compound_stems(self._thread_roots(use)) for t in things):
+        # reached along a ticket's thread, a sentence stating the asked relation ("RO-1753 was approved
+        # by Gallardo") is about what the thread is about ("fee lines were posted in the wrong currency")
+        relations = [stem(t.lower()) for t in terms if t not in things]
+        if things and set(relations) & compound_stems(quote):
+            about = compound_stems(thread_roots(use, self.sections, self.leads))
+            if any(stem(t.lower()) in about for t in things):
                 return []
         return ["a sentence that states " + " / ".join(terms[:4])]
-
-    def _thread_roots(self, use: EvidenceUse) -> str:
-        """The delivered text of the tickets whose threads led the agent to ``use``'s record."""
-        own = " ".join(str(use.item.get(k, "")) for k in ("title", "doc_id", "text")).lower()
-        followed = [i for i in self.leads if i in own]
-        keys = {thread_of(u) for u in self.sections
-                if any(i in str(u.item.get("text", "")).lower() for i in followed)} - {None}
-        return " ".join(str(u.item.get("text", "")) for u in self.sections
-                        if str(u.item.get("doc_id")).lower() in keys)
 
     def _same_topic(self, use: EvidenceUse) -> str:
         """The delivered sections of the same document under a heading of the same topic ("3.
@@ -393,10 +393,3 @@ def _shares(words: Sequence[str], text: str) -> bool:
 def _heading_words(anchor: str) -> set[str]:
     """The words of a section's anchor that name its topic (no numbers, no "continued")."""
     return {w for w in anchor.split("-") if len(w) > 3 and not w.isdigit() and w not in ("continued", "cont")}
-
-
-def _names(hay: str, name: str) -> bool:
-    """Whether lower-cased ``hay`` names ``name``, in the singular or plural ("the Nordics" and
-    "Nordic currencies")."""
-    low = name.lower()
-    return low in hay or re.search(rf"\b{re.escape(low.removesuffix('s'))}s?\b", hay) is not None

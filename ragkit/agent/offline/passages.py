@@ -18,7 +18,7 @@ Example:
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from ragkit.agent.state import AgentState, EvidenceUse
 from ragkit.evidence.decision import Decision
@@ -37,6 +37,8 @@ __all__ = [
     "holder",
     "refers_to",
     "thread_of",
+    "thread_roots",
+    "names",
 ]
 
 #: English markers of a stated cause (a finding, not a symptom; the profile's ``stated_cause_cues``);
@@ -124,3 +126,25 @@ def thread_of(use: EvidenceUse) -> str | None:
         return None
     found = [i for i, kind in find_identifiers(str(use.item.get("title", ""))) if kind == "key"]
     return found[0].lower() if found else None
+
+
+def names(hay: str, name: str) -> bool:
+    """Whether lower-cased ``hay`` names ``name``, in the singular or plural ("the Nordics" and
+    "Nordic currencies").
+
+    Example:
+        >>> names("sek, dkk and nok: nordic currencies", "Nordics"), names("the eur batch", "Nordics")
+        (True, False)
+    """
+    low = name.lower()
+    return low in hay or re.search(rf"\b{re.escape(low.removesuffix('s'))}s?\b", hay) is not None
+
+
+def thread_roots(use: EvidenceUse, sections: Sequence[EvidenceUse], leads: Mapping[str, str]) -> str:
+    """The delivered text of the tickets whose threads led the agent to ``use``'s record: a
+    delivered comment carries an identifier the agent followed (``leads``) that ``use`` carries."""
+    own = " ".join(str(use.item.get(k, "")) for k in ("title", "doc_id", "text")).lower()
+    followed = [i for i in leads if i in own]
+    keys = {thread_of(u) for u in sections if any(i in str(u.item.get("text", "")).lower() for i in followed)}
+    roots = [u for u in sections if str(u.item.get("doc_id")).lower() in keys]
+    return " ".join(str(u.item.get("text", "")) for u in roots)
