@@ -80,7 +80,7 @@ def read_relevant_values(r: Resolution) -> None:
                 continue  # "which commit" is answered by a hash, not by an account or a ticket key
             if r.id_prefixes and v.form == "id" and not v.surface.upper().startswith(tuple(r.id_prefixes)):
                 continue  # "shipped as RO-8103?" is answered by a rollout key, not a ticket key
-            if r.unit and v.form in ("count", "duration") and not _counts(v.surface, r.unit):
+            if not _counts_asked(r, v):
                 continue  # "3 payout files" does not answer "how many closed batches"
             if r.codes and not _about_asked_code(r, text, v.start):
                 it.off_code = True
@@ -257,10 +257,8 @@ def _referred_by_match(r: Resolution) -> list[Item]:
                     continue
                 span = clause_span(it.ev.text, number) if "." in number else None
                 if span is not None:
-                    inside = [
-                        v for v in read_values(it.ev.text[span[0] : span[1]], forms=r.forms)
-                        if not (r.unit and v.form in ("count", "duration") and not _counts(v.surface, r.unit))
-                    ]
+                    clause = it.ev.text[span[0] : span[1]]
+                    inside = [v for v in read_values(clause, forms=r.forms) if _counts_asked(r, v)]
                     if inside:
                         v, at = inside[0], span[0]
                         it.value = Value(v.kind, v.value, v.surface, v.start + at, v.end + at, v.form)
@@ -268,6 +266,12 @@ def _referred_by_match(r: Resolution) -> list[Item]:
                     found.append(it)
                     break
     return found
+
+
+def _counts_asked(r: Resolution, v: Value) -> bool:
+    """False for a count or duration of another thing than the one asked ("3 payout files" for
+    "how many closed batches"); True otherwise."""
+    return not (r.unit and v.form in ("count", "duration") and not _counts(v.surface, r.unit))
 
 
 def _counts(surface: str, unit: str) -> bool:

@@ -22,6 +22,7 @@ from ragkit.agent.offline.page import visible
 from ragkit.agent.offline.passages import (
     holder,
     names,
+    record_text,
     refers_to,
     situation,
     stated_for,
@@ -259,8 +260,8 @@ class Judging(RunMemory):
 
     def _leads_for(self, use: EvidenceUse) -> str:
         """What named the record ``use`` belongs to, when the agent reached it along a chain (the
-        record carries the followed identifier: in its title, id or text, as a rollout names its commit)."""
-        own = " ".join(str(use.item.get(k, "")) for k in ("title", "doc_id", "text")).lower()
+        record carries the followed identifier: :func:`record_text`)."""
+        own = record_text(use)
         return " ".join(lead for ident, lead in self.leads.items() if ident in own)
 
     def _focus(self) -> list[str]:

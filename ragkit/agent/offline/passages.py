@@ -38,6 +38,7 @@ __all__ = [
     "refers_to",
     "thread_of",
     "thread_roots",
+    "record_text",
     "names",
 ]
 
@@ -140,10 +141,16 @@ def names(hay: str, name: str) -> bool:
     return low in hay or re.search(rf"\b{re.escape(low.removesuffix('s'))}s?\b", hay) is not None
 
 
+def record_text(use: EvidenceUse) -> str:
+    """``use``'s title, doc id and text, lower-cased: where a followed identifier shows that the
+    agent reached this record along a chain (a rollout names its commit in its text)."""
+    return " ".join(str(use.item.get(k, "")) for k in ("title", "doc_id", "text")).lower()
+
+
 def thread_roots(use: EvidenceUse, sections: Sequence[EvidenceUse], leads: Mapping[str, str]) -> str:
     """The delivered text of the tickets whose threads led the agent to ``use``'s record: a
     delivered comment carries an identifier the agent followed (``leads``) that ``use`` carries."""
-    own = " ".join(str(use.item.get(k, "")) for k in ("title", "doc_id", "text")).lower()
+    own = record_text(use)
     followed = [i for i in leads if i in own]
     keys = {thread_of(u) for u in sections if any(i in str(u.item.get("text", "")).lower() for i in followed)}
     roots = [u for u in sections if str(u.item.get("doc_id")).lower() in keys]
