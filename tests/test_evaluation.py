@@ -366,3 +366,19 @@ def test_lenient_loader_keeps_valid_cases_and_names_each_bad_line(tmp_path):
     assert [c.id for c in cases] == ["eur", "gbp"]
     assert [(e.where.rsplit(":", 1)[1], e.field) for e in errors] == [("2", "caller"), ("4", "(line)"),
                                                                        ("5", "id")]
+
+
+def test_a_typed_value_is_not_rescued_by_the_quote_beside_it():
+    """A "text" case that expects a measured value ("90 minutes"): the answer's value "15 minutes"
+    is wrong even when its quoted table row also shows 90 minutes in another column. Only a
+    free-text value (a sentence) may be completed by the answer's other sentences."""
+    rto = parse_case({
+        "id": "r1", "task": "How long may sepa-connector take to be serving again?",
+        "caller": {"tenant": "acme", "groups": []}, "as_of": "2026-01-19", "answerable": True,
+        "evidence": [{"doc_id": "arch", "anchor": "rto", "quote": "90 minutes", "role": "decisive"}],
+        "reject": [], "expected": {"kind": "text", "value": "90 minutes"}, "tags": [], "decoys": []})
+    quoted = "Answer: 15 minutes [arch#rto]. | sepa-connector | 15 minutes | 90 minutes | [arch#rto]."
+    assert not answer_correct(rto, {"abstained": False, "value": "15 minutes", "answer": quoted})
+    assert answer_correct(rto, {"abstained": False, "value": "90 minutes", "answer": quoted})
+    # no recorded value: the answer's prose is all there is to read
+    assert answer_correct(rto, {"abstained": False, "value": None, "answer": "It is 90 minutes [arch#rto]."})

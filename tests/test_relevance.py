@@ -159,3 +159,18 @@ def test_a_return_reason_is_no_question_why() -> None:
     assert not CAUSAL_QUESTION.search("how long did operations have to clear a return reason?")
     assert CAUSAL_QUESTION.search("What was the reason for the late batch?")
     assert CAUSAL_QUESTION.search("Why did the batch close late?")
+
+
+def test_a_pdf_table_row_without_outer_bars_is_read_by_its_columns() -> None:
+    """A PDF's text keeps a table as "a | b | c" lines: the row is a table row all the same, its
+    header the first such line, and the asked column its cell."""
+    from ragkit.text.relevance import context, is_table_row, table_cell
+
+    text = "Schedule 1\nTier | Amount | Role\nTier 5 | 10,001 to 25,000 | head of payments\n" \
+           "Tier 6 | 25,001 to 50,000 | head of operations\n"
+    row = text.index("Tier 6")
+    end = text.index("\n", row)
+    assert is_table_row(text[row:end]) and not is_table_row("A sentence | with one bar.")
+    assert context(text, text.index("head of operations"), cell=True).endswith("Role")
+    a, b = table_cell(text, row, end, "Which role may grant it?")
+    assert text[a:b] == "head of operations"

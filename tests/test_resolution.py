@@ -941,3 +941,54 @@ def test_a_sentence_about_the_case_the_question_rules_out_is_not_its_answer() ->
     assert record.decision is not None and record.decision.surface == "90 days"
     asked_about_breach = "How long may a breach stay unremedied before the agreement can be ended by notice?"
     assert resolve(asked_about_breach, [clause]).decision.surface == "30 days"
+
+
+def test_a_documents_title_situates_a_terse_section() -> None:
+    """"Notice deadline: 90 minutes from the start." shares one word with the question; its
+    policy's title ("Tenant incident notice policy") shares two more. Another source's figure,
+    whose sentence shares three, is not a fact the policy's section relates to less than half as
+    much: the policy decides by its authority."""
+    policy = ev("pol-notice", "## Notice deadline\nNotice deadline: 90 minutes from the start.",
+                "notice-deadline",
+                title="Tenant incident notice policy", authority="policy_owner")
+    minutes = ev("min-steering", "The tenant was told 40 minutes after the incident started.",
+                 title="Steering minutes", authority="operations")
+    record = resolve("How soon must a tenant hear from us after an incident starts?", [policy, minutes])
+    assert record.decision is not None and record.decision.surface == "90 minutes"
+
+
+def test_a_table_value_is_situated_by_its_own_column() -> None:
+    """A ticket's row names the account and states an amount: asked for the account's sweep
+    threshold, the row's "Account" header does not make its amount one (the sweep threshold is in
+    no source here, so nothing is decided)."""
+    row = ev("ops-5310", "### Details\n\n| Account | Currency | Amount | Merchants |\n|---|---|---|---|\n"
+             "| hooli-72448 | EUR | EUR 193,718.51 | 75 |", "details", authority="support")
+    record = resolve("Does anything above EUR 25k on hooli-72448 get swept to the operating account?", [row])
+    assert record.decision is None, record.decision
+
+
+def test_a_schedule_row_is_read_by_the_band_holding_the_asked_figure() -> None:
+    """Each row of a schedule states one band; the figure the question names picks the row."""
+    schedule = ev("hb-credits", "Tier | Amount | Role\nTier 5 | 10,001 to 25,000 | head of payments\n"
+                  "Tier 6 | 25,001 to 50,000 | head of operations\nTier 7 | 50,001 to 100,000 | "
+                  "chief operating officer", "top", authority="policy_owner")
+    record = resolve("Which role may grant a EUR 30,000 goodwill credit?", [schedule])
+    assert record.decision is not None and "head of operations" in record.decision.surface.lower()
+
+
+def test_a_reverse_lookup_answers_with_the_key_of_the_record_stating_the_fact() -> None:
+    """Asked which ticket an incident with a stated detection time was, the answer is the key the
+    postmortem stating that time is about, not a follow-up ticket its action table lists."""
+    summary = ev("pm-stark-ops-3370",
+                 "The payout run went wrong: merchants were paid twice. Tracked in OPS-3370.",
+                 "summary", title="Postmortem: Stark payout run incident", authority="incident_review")
+    actions = ev("pm-stark-ops-3370", "| Ticket | Action | Owner |\n|---|---|---|\n"
+                 "| OPS-9141 | Add a contract test for the incident | Lombardi |", "action-items",
+                 title="Postmortem: Stark payout run incident", authority="incident_review")
+    detection = ev("pm-stark-ops-3370", "Detection took 54 minutes.", "detection",
+                   title="Postmortem: Stark payout run incident", authority="incident_review")
+    other = ev("pm-stark-ops-2895", "Detection took 227 minutes. Tracked in OPS-2895.", "detection",
+               title="Postmortem: Stark ledger incident", authority="incident_review")
+    record = resolve("One of Stark's incidents took 54 minutes to detect. Which ticket was that?",
+                     [actions, other, summary, detection])
+    assert record.decision is not None and record.decision.surface == "OPS-3370", record.decision

@@ -178,3 +178,12 @@ def test_a_hypothetical_or_a_measured_obligation_asks_what_a_rule_says() -> None
     # a present "fail back" is no failure that happened
     failback = "After a regional failover, how many health checks must the primary pass before we fail back?"
     assert not parse_task(failback, tenant="umbrella", as_of="2026-01-01").event
+
+
+def test_a_name_a_yes_no_claim_compares_with_is_not_required() -> None:
+    """"... closes with the rest of the Nordics, right?" checks the claim; the policy row that
+    states NOK's cutoff need not name the Nordics."""
+    frame = parse_task("Soylent NOK closes with the rest of the Nordics at 12:00 CET, right?",
+                       tenant="soylent")
+    assert "Nordics" not in frame.names and frame.qualifiers == ("NOK",)
+    assert "Nordics" in parse_task("Which cutoff do the Nordics share?", tenant="soylent").names

@@ -284,3 +284,9 @@ def test_how_much_notice_asks_for_a_duration() -> None:
     assert asked_forms("How much notice do we have to give to end the agreement?") == ("duration",)
     assert asked_forms("How much advance warning do tenants get?") == ("duration",)
     assert asked_forms("How much is the refund threshold?") == ("amount",)
+
+
+def test_an_amount_does_not_join_a_code_to_a_number_on_the_next_line() -> None:
+    """"currency=EUR" ending one log line and "07:31:19" opening the next are no "EUR 07"."""
+    text = "batch opened currency=EUR\n07:31:19 INFO threshold EUR 25,000"
+    assert [v.surface for v in read_values(text, forms=("amount",))] == ["EUR 25,000"]

@@ -123,7 +123,9 @@ def answer_correct(case: EvidenceCase, result: Result) -> bool:
     (a model's prose answer often restates the account or ticket it was asked about).
     For ``text`` and ``status`` kinds the expected phrase may also be stated anywhere in the
     answer's prose: a free-text value is a sentence, and the answer that states the expected
-    cause in another sentence than the one recorded as ``value`` still gives it.
+    cause in another sentence than the one recorded as ``value`` still gives it. Not when the
+    value is one typed value (a duration, an amount, a name): "15 minutes" quoting a table row
+    that also shows "90 minutes" asserts 15 minutes.
 
     A message that asks several things ("Who maintains reserve-keeper, and what's its p95 batch
     duration?") is answered ask by ask, and the result's ``values`` holds one value per answered
@@ -137,17 +139,26 @@ def answer_correct(case: EvidenceCase, result: Result) -> bool:
     value = field(result, "value")
     answer = str(field(result, "answer", "") or "")
     values = [str(v) for v in field(result, "values", None) or ()]
+    # the answer's prose completes a free-text value (a sentence), never a typed one: "15 minutes"
+    # is wrong even when the table row it quotes shows 90 minutes in another column
+    prose = expected.kind in ("text", "status") and not any(_typed(v) for v in values or [value] if v)
     if len(values) > 1:
-        return any(expected.matches(v) for v in values) or (
-            expected.kind in ("text", "status") and expected.matches(answer)
-        )
+        return any(expected.matches(v) for v in values) or (prose and expected.matches(answer))
     if expected.kind in ("text", "status"):
-        return bool((value is not None and expected.matches(str(value))) or expected.matches(answer))
+        stated = value is not None and expected.matches(str(value))
+        return bool(stated or (prose and expected.matches(answer)))
     if value is None:
         repeated = {v.value for v in read_values(case.task, expected.kind)}
         found = [v for v in read_values(_CITATION.sub(" ", answer), expected.kind) if v.value not in repeated]
         value = found[0].surface if found else None
     return value is not None and bool(expected.matches(str(value)))
+
+
+def _typed(value: object) -> bool:
+    """Whether ``value`` is one typed value (a duration, an amount, a time, a name), not a sentence."""
+    text = str(value).strip()
+    found = read_values(text)
+    return len(found) == 1 and found[0].surface.strip() == text
 
 
 def unverifiable_citation(result: Result) -> bool:

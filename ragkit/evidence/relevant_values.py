@@ -27,7 +27,8 @@ import re
 from ragkit.evidence.fit import situated_sentence
 from ragkit.evidence.resolution_state import Item, Resolution, names_identifier, refers_to
 from ragkit.text.normalise import normalise_value
-from ragkit.text.references import clause_span, holds, references
+from ragkit.text.ranges import in_band
+from ragkit.text.references import clause_span, definitions, holds, references
 from ragkit.text.relevance import (
     CAUSE,
     CODE,
@@ -59,6 +60,10 @@ def read_relevant_values(r: Resolution) -> None:
     if not r.forms and not r.causal and not r.deontic and r.fit is not None:
         _infer_forms(r)
     code_stems = {stem(c.lower()) for c in r.codes}  # a code locates a fact; it does not ask one
+    # the words that say what is asked of the things the question names (not the names themselves)
+    relation = r.predicate - code_stems - word_stems(" ".join([*r.ids, *r.entities]))
+    stating = _stating(r)
+    r.predicate |= _defined_terms(r)
     for it in r.alive():
         candidates: list[tuple[float, Value, frozenset[str], str]] = []
         text = it.ev.text
@@ -91,6 +96,9 @@ def read_relevant_values(r: Resolution) -> None:
                 continue  # a heading (a timestamp, a section title) or a column header is no claim
             if illustrative(text, a) and not EXAMPLE.search(r.question):
                 continue  # an example's figures are one occurrence's, not the rule's (unless asked)
+            band = in_band(r.ask, sentence) if "|" in sentence else None
+            if band is False:
+                continue  # a schedule's row for another band than the figure the question names
             if not r.forms and (cell := table_cell(text, a, b, r.ask)) is not None:
                 x, y = cell  # a table row answers by the column the question asks for ("which bank")
                 v = Value("text", normalise_value("text", text[x:y]), text[x:y], x, y, "text")
@@ -98,7 +106,8 @@ def read_relevant_values(r: Resolution) -> None:
                 continue  # a status is stated by a status field; "until this is closed" states none
             if v.form == "person" and v.surface.lower() in r.tenants:
                 continue  # a tenant's name is not a person's
-            situated = sentence + "\n" + context(text, a)
+            # a table's value is situated by its own column's header, not the other columns'
+            situated = sentence + "\n" + context(text, v.start, cell=bool(r.forms))
             if contrasting(r.ask, sentence, situated + " " + it.ev.envelope.title):
                 continue  # "disputes team" where the question asks about the treasury team
             matched = word_stems(situated) & r.predicate
@@ -108,7 +117,22 @@ def read_relevant_values(r: Resolution) -> None:
                 # threshold"; a code beside the value ("| CZK | 15:30 |") does
                 matched = word_stems(situated.replace(v.surface, " ")) & r.predicate
             score = float(len(matched)) + (2 if conditional else 0)
+            if matched:
+                # the document's title situates a sentence that relates to the question, more weakly
+                # than its own words; it does not make an unrelated sentence ("late on 6 days" in the
+                # board's minutes) an answer
+                score += 0.5 * len(word_stems(it.ev.envelope.title) & r.predicate - matched - code_stems)
             score -= len(word_stems(sentence) & r.negated)  # the case the question rules out
+            if band:
+                # the row whose band holds the question's figure is the schedule's answer to it, as
+                # fully as a sentence sharing every word of the question
+                score = max(score, float(len(r.predicate))) + 2
+            if v.form == "id" and stating:
+                # "took 54 minutes to detect: which ticket?": the key of the record stating 54 minutes
+                if any(v.surface.lower() in s for s in stating.values()):
+                    score = max(score, float(len(r.predicate))) + 2  # the stating record is named after it
+                elif it.ev.doc_id in stating:
+                    score += 1
             if score > 0 and any(mentions(sentence, t) for t in r.asked_tenants):
                 score += 1
             named = {e for e in r.entities if mentions(situated, e)} | (
@@ -117,6 +141,13 @@ def read_relevant_values(r: Resolution) -> None:
             named_here = [x for x in r.ids if x != v.surface and mentions(sentence, x)]
             score += len(named_here)
             own_record = any(x != v.surface and mentions(it.ev.envelope.title, x) for x in r.ids)
+            if (
+                relation and named_here and "|" in sentence and v.form not in ("id", "person")
+                and not matched & relation and not conditional and not own_record
+            ):
+                # another figure of the identifier's row ("| hooli-72448 | EUR 193,718.51 |" in a
+                # ticket, asked for the account's sweep threshold): naming it does not state what is asked
+                score = 0.0
             if not named_here and own_record and v.form != "id":
                 # a section of the record the question names ("Owner: Thorsby" in OPS-1847's ticket);
                 # not for identifiers: a record names many (batches, accounts), rarely the one asked
@@ -148,6 +179,43 @@ def read_relevant_values(r: Resolution) -> None:
     for i in holders:
         if id(i) not in keep:
             i.value = None
+
+
+def _defined_terms(r: Resolution) -> set[str]:
+    """Stems of terms the evidence defines in the question's words: asked "how long may it take to
+    be serving again after failover?", a text defining "the recovery time objective (RTO)" as "how
+    long it may take to be serving again after failover is declared" makes "RTO" a word of the
+    question (so its table column answers)."""
+    shared = {
+        (term, short): len(word_stems(meaning) & r.predicate)
+        for it in r.alive()
+        for term, short, meaning in definitions(it.ev.text)
+    }
+    best = max(shared.values(), default=0)
+    if best < 2:
+        return set()
+    # the definition the question's words follow best (not every term it shares a word with)
+    return {s for (term, short), n in shared.items() if n == best for s in word_stems(f"{term} {short}")}
+
+
+#: Forms a reverse lookup states ("took 54 minutes", "a EUR 30,000 credit") to find a record by.
+_STATED = ("duration", "amount", "percentage", "time", "date")
+
+
+def _stating(r: Resolution) -> dict[str, str]:
+    """For a question asking an identifier by a fact it states ("One incident took 54 minutes to
+    detect: which ticket was that?"), the documents whose text states that value: doc id ->
+    its id and title (lower case), which name the record it is about."""
+    if "id" not in r.forms:
+        return {}
+    stated = {v.value for v in read_values(r.ask, forms=_STATED)}
+    if not stated:
+        return {}
+    return {
+        it.ev.doc_id: f"{it.ev.doc_id} {it.ev.envelope.title}".lower()
+        for it in r.alive()
+        if stated & {v.value for v in read_values(it.ev.text, forms=_STATED)}
+    }
 
 
 def _infer_forms(r: Resolution) -> None:

@@ -41,6 +41,7 @@ __all__ = [
     "questions_of",
     "is_yes_no",
     "proposed_names",
+    "compared_names",
     "asks_present_state",
     "without_tag",
     "requesters",
@@ -162,6 +163,32 @@ def proposed_names(message: str) -> tuple[str, ...]:
     if not is_yes_no(message):
         return ()
     return tuple(m.group(1) for q in _asking_sentences(message) if (m := _PROPOSED.match(q)))
+
+
+# "... closes with the rest of the Nordics", "... same as Globex": a name the claim compares with
+_COMPARED = re.compile(
+    r"\b(?:same as|such as|like|than|(?:the )?rest of|along with|together with|as do|as does)\s+"
+    r"(?:the\s+|our\s+|other\s+)*([A-Z][a-z][A-Za-z]+)"
+)
+
+
+def compared_names(message: str) -> tuple[str, ...]:
+    """Names a yes/no question compares its claim with ("... with the rest of the Nordics, right?").
+
+    Like a proposed name, a name the claim is likened to is part of what the question checks, and
+    may be wrong: the source that states the fact need not name it.
+
+    Example:
+        >>> compared_names("Soylent NOK closes with the rest of the Nordics at 12:00, right?")
+        ('Nordics',)
+        >>> compared_names("Which bank holds the account of Nordics Ltd?")
+        ()
+        >>> compared_names("Does our agreement with Solent Bank commit them to 99.9%?")
+        ()
+    """
+    if not is_yes_no(message):
+        return ()
+    return tuple(m.group(1) for q in _asking_sentences(message) for m in _COMPARED.finditer(q))
 
 
 # words that put a question in the present: what holds now, not what happened

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["REFERENCE", "references", "holds", "clause_span"]
+__all__ = ["REFERENCE", "references", "holds", "clause_span", "definitions"]
 
 #: A reference to a numbered part of the same document ("clause 9.1", "section 4", "Schedule B").
 REFERENCE = re.compile(
@@ -77,3 +77,25 @@ def clause_span(text: str, number: str) -> tuple[int, int] | None:
                 end -= 1
             return start, end
     return None
+
+
+# "the recovery time objective (RTO) is how long it may take ...": a term, its short form, its meaning
+_DEFINITION = re.compile(
+    r"\b((?:[a-z][a-z-]*\s+){0,3}[a-z][a-z-]*)\s+\(([A-Z][A-Za-z]{1,7})\)\s+(?:is|are|means|measures)\s+([^.;]+)"
+)
+
+
+def definitions(text: str) -> list[tuple[str, str, str]]:
+    """The terms ``text`` defines with a short form: ``(term, short form, what it is)``.
+
+    A document that defines "the recovery time objective (RTO)" as "how long it may take to be
+    serving again" answers a question asked in the definition's words in its "RTO" column.
+
+    Example:
+        >>> definitions("The recovery time objective (RTO) is how long it may take to serve again.")
+        [('recovery time objective', 'RTO', 'how long it may take to serve again')]
+    """
+    return [
+        (" ".join(w for w in term.split() if w.lower() != "the"), short, meaning.strip())
+        for term, short, meaning in _DEFINITION.findall(text)
+    ]

@@ -44,6 +44,7 @@ __all__ = [
     "contrasting",
     "context",
     "is_heading_or_table_head",
+    "is_table_row",
     "table_cell",
     "mentions",
     "named_month",
@@ -164,19 +165,34 @@ def condition_event(condition: str) -> str | None:
     return stem(m.group("event").lower()) if m else None
 
 
-def context(text: str, position: int) -> str:
-    """What situates a sentence: the span's first heading and, for a table row, the table's header row."""
+def context(text: str, position: int, *, cell: bool = False) -> str:
+    """What situates a sentence: the span's first heading and, for a table row, the table's header row.
+
+    With ``cell``, a table row is situated by the header of the column ``position`` lies in only:
+    "| Account | Currency | Amount |" says that the row's amount is an amount, not an account.
+
+    Example:
+        >>> t = "## Details\\n| Account | Amount |\\n|---|---|\\n| a-1 | EUR 5 |"
+        >>> context(t, t.find("EUR 5"), cell=True)
+        '## Details\\nAmount'
+    """
     lines = text.splitlines()
     heading = next((ln for ln in lines if ln.lstrip().startswith("#")), "")
     line_start = text.rfind("\n", 0, position) + 1
-    if not text[line_start:].lstrip().startswith("|"):
+    line_end = text.find("\n", line_start)
+    if not is_table_row(text[line_start : None if line_end < 0 else line_end]):
         return heading
     head, pos = "", line_start
     while pos > 0:
         prev = text.rfind("\n", 0, pos - 1) + 1
-        if not text[prev:pos].lstrip().startswith("|"):
+        if not is_table_row(text[prev:pos]):
             break
         head, pos = text[prev:pos], prev
+    if cell and head:
+        before = text[line_start:position].lstrip()
+        column = before.count("|") - (1 if before.startswith("|") else 0)
+        cells = head.strip().strip("|").split("|")
+        head = cells[column].strip() if 0 <= column < len(cells) else head
     return heading + "\n" + head
 
 
@@ -205,10 +221,17 @@ def is_heading_or_table_head(text: str, a: int, b: int) -> bool:
     return line.startswith("|") and re.fullmatch(r"\|?[\s:|-]*-{3,}[\s:|-]*", rest) is not None
 
 
+def is_table_row(line: str) -> bool:
+    """A Markdown table row ("| a | b |"), or one a PDF's text kept without its outer bars
+    ("Tier 6 | 25,001 to 50,000 | head of operations")."""
+    row = line.strip()
+    return row.startswith("|") or row.count(" | ") >= 2
+
+
 def _cells(line: str, offset: int) -> list[tuple[int, int]]:
-    """``(start, end)`` of each cell's stripped text in a Markdown table row starting at ``offset``."""
-    spans, pos = [], line.find("|") + 1
-    while pos and pos < len(line):
+    """``(start, end)`` of each cell's stripped text in a table row starting at ``offset``."""
+    spans, pos = [], (line.find("|") + 1 if line.lstrip().startswith("|") else 0)
+    while pos < len(line):
         end = line.find("|", pos)
         end = len(line) if end < 0 else end
         cell = line[pos:end]
@@ -236,10 +259,10 @@ def table_cell(text: str, a: int, b: int, question: str) -> tuple[int, int] | No
         'acme-25788'
     """
     line = text[a:b]
-    if not line.lstrip().startswith("|"):
+    if not is_table_row(line):
         return None
     header = next((ln for ln in reversed(context(text, a).splitlines()) if ln.strip()), "")
-    if not header.lstrip().startswith("|") or header.strip() == line.strip():
+    if not is_table_row(header) or header.strip() == line.strip():
         return None
     cells = _cells(line, a)
     heads = [header[x:y] for x, y in _cells(header, 0)]

@@ -41,6 +41,7 @@ from ragkit.text.asking import (
     ask_of,
     asks_obligation,
     asks_present_state,
+    compared_names,
     proposed_names,
     questions_of,
     requesters,
@@ -294,7 +295,7 @@ def parse_task(task: str, *, tenant: str = "*", as_of: object = None) -> TaskFra
             "task must be a non-empty question, e.g. 'Which commit fixed OPS-3318?'", field="task"
         )
     moment = parse_time(as_of, field_name="as_of")
-    proposed = set(proposed_names(task))
+    proposed = set(proposed_names(task)) | set(compared_names(task))
     # who relays the request is not what it is about (the caller's own tenant still is)
     asking_people = {w for w in requesters(task) if w.lower() != tenant.lower()}
     message, task = task, without_tag(task)  # a tag (", right?") names nothing the evidence must say

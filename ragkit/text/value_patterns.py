@@ -84,7 +84,10 @@ FORM_PATTERNS: dict[str, re.Pattern[str] | ProfileRegex] = {
         r"|(?<![\d.,:])(?:1[0-2]|0?[1-9])\s*[ap](?:\.m\.|m\b)",
         re.IGNORECASE,
     ),
-    "amount": ProfileRegex("currencies", transform=lambda c: rf"\b(?:{c})\s?\d[\d,]*(?:\.\d+)?(?![\d.]*\d)"),
+    # the code and the figure on one line ("currency=EUR" ending a log line is no amount)
+    "amount": ProfileRegex(
+        "currencies", transform=lambda c: rf"\b(?:{c})[ \t\u00a0]?\d[\d,]*(?:\.\d+)?(?![\d.]*\d)"
+    ),
     "date": re.compile(
         rf"\b\d{{4}}-\d{{2}}-\d{{2}}(?!\d)"
         rf"|\b\d{{1,2}}\s+(?:{MONTH_WORDS})\.?,?\s+\d{{4}}\b"

@@ -114,6 +114,10 @@ class Moves(Judging):
             thread = use.item.get("source_type") in ROLES.get("thread", ())
             linked = list(use.item.get("links") or []) if chain or thread else []
             for doc_id in [*linked, *(use.item.get("superseded_by") or [])]:
+                if doc_id in have_docs and doc_id not in self.linked:
+                    # delivered already (by another search, or another ask's): reached by this link too
+                    self.linked.add(str(doc_id))
+                    self.leads.setdefault(str(doc_id).lower(), named_in(state, use.citation, str(doc_id)))
                 if doc_id not in have_docs and doc_id not in self.fetched and doc_id not in links:
                     links.append(str(doc_id))
                     self.leads.setdefault(str(doc_id).lower(), named_in(state, use.citation, str(doc_id)))
