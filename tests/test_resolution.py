@@ -992,3 +992,19 @@ def test_a_reverse_lookup_answers_with_the_key_of_the_record_stating_the_fact() 
     record = resolve("One of Stark's incidents took 54 minutes to detect. Which ticket was that?",
                      [actions, other, summary, detection])
     assert record.decision is not None and record.decision.surface == "OPS-3370", record.decision
+
+
+def test_a_term_the_evidence_defines_in_the_questions_words_picks_its_column() -> None:
+    """Asked in the words of a definition ("how long may it take to be serving again"), the
+    answer is read from the column of the term defined that way (RTO), not from its neighbour
+    (RPO, defined as the data the service may lose)."""
+    defs = ev("arch-dr", "## 7. Recovery objectives\nThe recovery point objective (RPO) is the most data the "
+              "service may lose, measured in time; the recovery time objective (RTO) is how long it may "
+              "take to be serving again after failover is declared.", "7-recovery-objectives",
+              authority="engineering")
+    table = ev("arch-dr", "### 7.1 Recovery objectives (continued)\n| Service | RPO | RTO |\n|---|---|---|\n"
+               "| sepa-connector | 15 minutes | 90 minutes |", "7-1-recovery-objectives-continued",
+               authority="engineering")
+    record = resolve("After failover is declared, how long may sepa-connector take to be serving again?",
+                     [defs, table])
+    assert record.decision is not None and record.decision.surface == "90 minutes", record.decision
