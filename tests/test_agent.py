@@ -628,22 +628,27 @@ class TitledShelf(ShelfToolbox):
         return {**super()._item(d, rank), "title": d.get("title", d["doc_id"])}
 
 
+def _fee_thread(ticket_title: str, ticket_links: list[str], comment: str) -> list[dict[str, Any]]:
+    """A ticket, its comment naming the fix's rollout RO-1717, and the rollout's approval."""
+    base = {k: v for k, v in SHELF[0].items() if k not in ("text", "doc_id", "anchor", "links")}
+    rollout = {**base, "tenant": "acme", "source_type": "rollout", "authority": "deployment_system",
+               "doc_id": "ro-1717", "title": "RO-1717: fx-rates 3.10.6", "links": []}
+    return [
+        {**base, "doc_id": "ops-2727", "anchor": "top", "tenant": "acme", "source_type": "ticket",
+         "title": ticket_title, "links": ticket_links,
+         "text": "OPS-2727: after the settlement on 22 Oct, fee lines were posted in the wrong currency."},
+        {**base, "doc_id": "ops-2727-c4", "anchor": "top", "tenant": "acme", "source_type": "ticket_comment",
+         "title": "OPS-2727 comment by Kowalczyk", "links": ["ops-2727", "ro-1717"], "text": comment},
+        {**rollout, "anchor": "approvals", "text": "RO-1717 was approved by Gallardo."},
+    ]
+
+
 def test_a_chain_carries_what_its_thread_is_about_to_the_record_it_reaches():
     """No identifier in the question: the ticket states the problem, its comment names the
     rollout, and the rollout states who approved it. The rollout's sentence states the asked
     relation; what it is about comes from the thread that led to it."""
-    base = {k: v for k, v in SHELF[0].items() if k not in ("text", "doc_id", "anchor", "links")}
-    docs = [
-        {**base, "doc_id": "ops-2727", "anchor": "top", "tenant": "acme", "source_type": "ticket",
-         "title": "OPS-2727: [Acme] settlement problem on 22 Oct", "links": [],
-         "text": "OPS-2727: after the settlement on 22 Oct, fee lines were posted in the wrong currency."},
-        {**base, "doc_id": "ops-2727-c4", "anchor": "top", "tenant": "acme", "source_type": "ticket_comment",
-         "title": "OPS-2727 comment by Kowalczyk", "links": ["ops-2727", "ro-1717"],
-         "text": "Plan: invalidate the rate cache.\n\nFix merged as ccb378e; it goes out with RO-1717."},
-        {**base, "doc_id": "ro-1717", "anchor": "approvals", "tenant": "acme", "source_type": "rollout",
-         "authority": "deployment_system", "title": "RO-1717: fx-rates 3.10.6", "links": [],
-         "text": "RO-1717 was approved by Gallardo."},
-    ]
+    docs = _fee_thread("OPS-2727: [Acme] settlement problem on 22 Oct", [],
+                       "Plan: invalidate the rate cache.\n\nFix merged as ccb378e; it goes out with RO-1717.")
     box = TitledShelf(docs=docs)
     result = Agent(box, OfflinePolicy(), placement="hybrid").run(
         "Who signed off the deploy that fixed the fee lines posted in the wrong currency?", as_of="2026-02-02"
@@ -655,21 +660,10 @@ def test_the_second_ask_follows_a_link_the_first_ask_already_read():
     """Two asks over one thread: the first ask's hop delivers the rollout; the second ask reaches
     the same rollout by the ticket's link and reads its approver from it (it was set aside as
     "does not name OPS-2727" when only the run that fetched a record counted it as reached)."""
-    base = {k: v for k, v in SHELF[0].items() if k not in ("text", "doc_id", "anchor", "links")}
-    docs = [
-        {**base, "doc_id": "ops-2727", "anchor": "top", "tenant": "acme", "source_type": "ticket",
-         "title": "OPS-2727: [Acme] fee lines in the wrong currency", "links": ["ops-2727-c4", "ro-1717"],
-         "text": "OPS-2727: after the settlement on 22 Oct, fee lines were posted in the wrong currency."},
-        {**base, "doc_id": "ops-2727-c4", "anchor": "top", "tenant": "acme", "source_type": "ticket_comment",
-         "title": "OPS-2727 comment by Kowalczyk", "links": ["ops-2727", "ro-1717"],
-         "text": "Fix merged as ccb378e; it goes out with RO-1717."},
-        {**base, "doc_id": "ro-1717", "anchor": "approvals", "tenant": "acme", "source_type": "rollout",
-         "authority": "deployment_system", "title": "RO-1717: fx-rates 3.10.6", "links": [],
-         "text": "RO-1717 was approved by Gallardo."},
-        {**base, "doc_id": "ro-1717", "anchor": "changes", "tenant": "acme", "source_type": "rollout",
-         "authority": "deployment_system", "title": "RO-1717: fx-rates 3.10.6", "links": [],
-         "text": "| Commit | ccb378e |"},
-    ]
+    docs = _fee_thread("OPS-2727: [Acme] fee lines in the wrong currency", ["ops-2727-c4", "ro-1717"],
+                       "Fix merged as ccb378e; it goes out with RO-1717.")
+    changes = {**docs[-1], "anchor": "changes", "text": "| Commit | ccb378e |"}
+    docs.append(changes)
     result = Agent(TitledShelf(docs=docs), OfflinePolicy(), placement="hybrid").run(
         "On OPS-2727: which commit carried the fix, and who approved the release it went out in?",
         as_of="2026-02-02",

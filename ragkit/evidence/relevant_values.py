@@ -41,6 +41,7 @@ from ragkit.text.relevance import (
     contrasting,
     illustrative,
     is_heading_or_table_head,
+    is_table_row,
     mentions,
     table_cell,
 )
@@ -96,7 +97,8 @@ def read_relevant_values(r: Resolution) -> None:
                 continue  # a heading (a timestamp, a section title) or a column header is no claim
             if illustrative(text, a) and not EXAMPLE.search(r.question):
                 continue  # an example's figures are one occurrence's, not the rule's (unless asked)
-            band = in_band(r.ask, sentence) if "|" in sentence else None
+            row = is_table_row(sentence)
+            band = in_band(r.ask, sentence) if row else None
             if band is False:
                 continue  # a schedule's row for another band than the figure the question names
             if not r.forms and (cell := table_cell(text, a, b, r.ask)) is not None:
@@ -123,16 +125,14 @@ def read_relevant_values(r: Resolution) -> None:
                 # board's minutes) an answer
                 score += 0.5 * len(word_stems(it.ev.envelope.title) & r.predicate - matched - code_stems)
             score -= len(word_stems(sentence) & r.negated)  # the case the question rules out
-            if band:
-                # the row whose band holds the question's figure is the schedule's answer to it, as
-                # fully as a sentence sharing every word of the question
+            # the row whose band holds the question's figure is the schedule's answer to it; the key
+            # of the record stating the question's value answers a reverse lookup ("took 54 minutes
+            # to detect: which ticket?"): each as fully as a sentence sharing every word of the question
+            named_after = v.form == "id" and any(v.surface.lower() in s for s in stating.values())
+            if band or named_after:
                 score = max(score, float(len(r.predicate))) + 2
-            if v.form == "id" and stating:
-                # "took 54 minutes to detect: which ticket?": the key of the record stating 54 minutes
-                if any(v.surface.lower() in s for s in stating.values()):
-                    score = max(score, float(len(r.predicate))) + 2  # the stating record is named after it
-                elif it.ev.doc_id in stating:
-                    score += 1
+            elif v.form == "id" and it.ev.doc_id in stating:
+                score += 1  # an identifier in a record that states the question's value
             if score > 0 and any(mentions(sentence, t) for t in r.asked_tenants):
                 score += 1
             named = {e for e in r.entities if mentions(situated, e)} | (
@@ -142,7 +142,7 @@ def read_relevant_values(r: Resolution) -> None:
             score += len(named_here)
             own_record = any(x != v.surface and mentions(it.ev.envelope.title, x) for x in r.ids)
             if (
-                relation and named_here and "|" in sentence and v.form not in ("id", "person")
+                relation and named_here and row and v.form not in ("id", "person")
                 and not matched & relation and not conditional and not own_record
             ):
                 # another figure of the identifier's row ("| hooli-72448 | EUR 193,718.51 |" in a
