@@ -670,3 +670,24 @@ def test_the_second_ask_follows_a_link_the_first_ask_already_read():
     )
     assert not result.abstained, result.answer
     assert "Gallardo" in result.values and "ccb378e" in result.values, result.answer
+
+
+def test_a_table_continued_under_a_new_heading_keeps_the_currency_its_first_part_states():
+    """A schedule's continuation lists bands without their currency; its first part says "in EUR".
+    The continuation is not set aside as "does not name EUR": it states the EUR 12,000 band's role."""
+    base = {k: v for k, v in SHELF[0].items() if k not in ("text", "doc_id", "anchor", "links")}
+    book = {**base, "doc_id": "hb-credits", "tenant": "global", "source_type": "policy",
+            "authority": "policy_owner", "title": "Goodwill credits handbook", "links": []}
+    docs = [
+        {**book, "anchor": "schedule-1-credit-authority", "text": "Schedule 1: credit authority. Amounts "
+         "in this schedule are per credit and in EUR.\n\n| Tier | Amount | Lowest approving role |\n"
+         "|---|---|---|\n| Tier 1 | 0 to 500 | support agent |\n| Tier 2 | 501 to 2,500 | team lead |"},
+        {**book, "anchor": "schedule-1-continued", "text": "Schedule 1 (continued): credit authority.\n\n"
+         "| Tier 3 | 2,501 to 10,000 | payments controller |\n"
+         "| Tier 4 | 10,001 to 50,000 | head of operations |"},
+    ]
+    result = Agent(TitledShelf(docs=docs), OfflinePolicy(), placement="hybrid").run(
+        "Which role at the lowest level can approve a goodwill credit of EUR 12,000 on its own?",
+        as_of="2026-02-02",
+    )
+    assert not result.abstained and "head of operations" in result.answer, result.answer

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ragkit.text import parse_task
-from ragkit.text.asking import ask_of, is_yes_no, message_sentences
+from ragkit.text.asking import ask_of, compared_names, is_yes_no, message_sentences, split_asks
 from ragkit.text.values import asked_forms
 
 
@@ -174,8 +174,6 @@ def test_who_relays_a_request_is_not_what_it_is_about() -> None:
 
 
 def test_a_message_that_asks_two_things_is_split_into_its_asks() -> None:
-    from ragkit.text.asking import split_asks
-
     # a shared lead-in goes with every ask; "it" then points at what the lead-in names
     assert split_asks("OPS-5559: what caused it, and which rollout fixed it?") == [
         "OPS-5559: what caused it?", "OPS-5559: which rollout fixed it?"]
@@ -214,3 +212,28 @@ def test_the_simple_present_asks_what_holds_as_a_rule() -> None:
     assert not frame.event and frame.valid_at == "2026-05-01"
     # a past-tense cue still makes it an event
     assert parse_task("Which rollout did the team ship for the GBP run?", tenant="acme").event
+
+
+def test_a_name_a_claim_is_likened_to_is_not_required() -> None:
+    """"... like with Harbor Clearing?" compares with another party: both words of its name are
+    checked, not required; "Can we ...?" asking about permission is a yes/no question."""
+    q = "Can we get out of the Kestrel Bank agreement on 90 days' notice, like with Harbor Clearing?"
+    assert is_yes_no(q) and compared_names(q) == ("Harbor", "Clearing")
+    assert asked_forms(q)[0] == "duration"
+    frame = parse_task(q, tenant="soylent")
+    assert "Kestrel" in frame.names and "Harbor" not in frame.names and "Clearing" not in frame.names
+    assert not is_yes_no("Can you tell me the Kestrel notice period?")
+
+
+def test_one_question_word_asking_two_things_is_two_asks() -> None:
+    """"What are X's A and its B?" asks two things; the second's "its" is X's."""
+    asks = split_asks("What are ledger-core's alert-to-acknowledge target and its p95 batch duration target?")
+    assert asks == ["What is ledger-core's alert-to-acknowledge target?",
+                    "What is ledger-core's p95 batch duration target?"]
+
+
+def test_a_target_or_objective_asks_for_a_figure() -> None:
+    """"What's the alert-to-acknowledge target?" asks for a quantity (the profile's limit rule), not
+    free text; "what is the target of RO-1" names no quantity."""
+    assert "duration" in asked_forms("For ledger-core, what's the alert-to-acknowledge target?")
+    assert asked_forms("What was the target of RO-1?") == ()

@@ -1008,3 +1008,60 @@ def test_a_term_the_evidence_defines_in_the_questions_words_picks_its_column() -
     record = resolve("After failover is declared, how long may sepa-connector take to be serving again?",
                      [defs, table])
     assert record.decision is not None and record.decision.surface == "90 minutes", record.decision
+
+
+def _contract(bank: str, slug: str, when: str, text: str) -> Evidence:
+    return ev(f"ctr-{slug}", text, "16-termination", title=f"Payment services agreement with {bank}",
+              authority="policy_owner", source_type="policy", effective_from=when,
+              entities=[slug, "sepa-connector"])
+
+
+def test_a_later_agreement_with_another_party_replaces_nothing() -> None:
+    """Two banks' agreements of equal authority are not versions of one rule: the later one does
+    not supersede the earlier. Equally related to the question they stay unresolved; the one the
+    question's words point to answers, the other states a neighbouring fact."""
+    kestrel = _contract("Kestrel Bank", "kestrel-bank", "2025-07-15",
+                        "16.2 Either party may terminate for convenience on 120 days' written notice.")
+    north = _contract("Northbank", "northbank", "2025-06-15",
+                      "16.2 Either party may terminate for convenience on 90 days' written notice.")
+    vague = resolve("How much notice does terminating for convenience take?", [north, kestrel], "2026-04-01")
+    assert vague.decision is None and vague.unresolved, vague
+    assert "superseded" not in reasons(vague).values()
+    asked = resolve("How much notice does terminating the Northbank agreement for convenience take?",
+                    [north, kestrel], "2026-04-01")
+    assert asked.decision is not None and asked.decision.surface == "90 days", asked.decision
+    assert reasons(asked) == {"ctr-kestrel-bank": "neighbouring_fact"}
+
+
+def test_an_identifier_of_another_record_type_does_not_answer_for_the_named_one() -> None:
+    """"What's the rollout id?" is not answered by the ticket's key when no rollout was delivered
+    (the agent then keeps looking); a rollout key named in the ticket's comment does answer."""
+    ticket = ev("ops-4559", "OPS-4559: Soylent reports early cutoff rollover.", "top", authority="support",
+                source_type="ticket", effective_from="2026-04-02")
+    question = "The problem behind Soylent's early cutoff rollover: what's the rollout id for the fix?"
+    assert resolve(question, [ticket], "2026-05-01").decision is None
+    comment = ev("ops-4559-c3", "The fix for the early cutoff rollover ships in RO-8154.", "top",
+                 authority="support", source_type="ticket_comment", effective_from="2026-04-05")
+    record = resolve(question, [ticket, comment], "2026-05-01")
+    assert record.decision is not None and record.decision.surface == "RO-8154", record.decision
+
+
+def test_a_free_text_question_about_an_identifier_reads_its_row() -> None:
+    """With no column header in the question's words ("building society" for Bank), the row that
+    names the asked account is its record: the answer quotes it, not another row or record."""
+    table = ev("wiki-accounts", "| Account | Currency | Bank |\n|---|---|---|\n| acme-30361 | EUR | "
+               "Pellucid Bank |\n| acme-25788 | USD | Solent Bank |", "accounts", authority="operations",
+               tenant="acme", title="Acme accounts")
+    record = resolve("Which building society is acme-25788 held with?", [table], "2026-01-10")
+    assert record.decision is not None and "Solent Bank" in str(record.decision.surface), record.decision
+
+
+def test_the_title_line_of_a_record_names_its_key() -> None:
+    """"What's its key?" about a described ticket: the key on the record's title line answers."""
+    meta = {"title": "OPS-1847: Rounding drift in Acme batch close", "authority": "support",
+            "source_type": "ticket", "tenant": "acme"}
+    top = ev("ops-1847", "# OPS-1847: Rounding drift in Acme batch close\n\nTotals are off.", "top", **meta)
+    owner = ev("ops-1847", "Owner: Thorsby.", "details", **meta)
+    record = resolve("Thorsby owns a ticket about a rounding drift in the batch close. What's its key?",
+                     [owner, top], "2025-07-01")
+    assert record.decision is not None and record.decision.surface == "OPS-1847", record.decision

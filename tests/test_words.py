@@ -135,3 +135,11 @@ def test_id_shapes() -> None:
         "1234567": "other",  # a hash needs a letter a-f as well as a digit
     }
     assert {x: id_shape(x) for x in cases} == cases
+
+
+def test_a_compound_of_asked_words_says_them() -> None:
+    """"second-approver" says the "second approver" a question asks about; a compound with an
+    unasked part (a service, "reserve-keeper") stays one word."""
+    asked = {stem("second"), stem("approver"), stem("reserve")}
+    found = compound_stems("The second-approver threshold; the reserve-keeper service", asked)
+    assert asked - {stem("reserve")} <= found and stem("reserve") not in found

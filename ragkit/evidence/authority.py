@@ -20,10 +20,13 @@ Example:
 
 from __future__ import annotations
 
+import re
+
 from ragkit.core.records import GLOBAL_TENANT
 from ragkit.evidence.decision import Conflict
 from ragkit.evidence.resolution_state import Item, Resolution, dated_in, iso_day
 from ragkit.text.profile_views import ProfileMap
+from ragkit.text.values import sentence_at
 from ragkit.text.words import word_stems
 
 #: Source types that state standing rules (the profile's ``source_roles["rule"]``).
@@ -262,9 +265,12 @@ def _tie_break(r: Resolution, best: list[Item]) -> list[Item] | None:
             )
         r.to_confirm.append("which of " + ", ".join(i.ev.citation for i in front) + " governs")
         return None
-    lead = front[0]
+    answering = _other_subjects(r, front[0], best)
+    if answering is None:
+        return None
+    lead = answering
     for i in best:
-        if i.value and lead.value and i.value.value != lead.value.value:
+        if i.state != "rejected" and i.value and lead.value and i.value.value != lead.value.value:
             i.reject(
                 "superseded",
                 f"equal authority ({i.ev.envelope.authority}); {lead.ev.doc_id} is effective "
@@ -276,3 +282,79 @@ def _tie_break(r: Resolution, best: list[Item]) -> list[Item] | None:
                 "decided by the later effective date)"
             )
     return [i for i in best if i.state != "rejected"]
+
+
+def _same_subject(a: Item, b: Item) -> bool:
+    """Whether two sources may be versions of one document: the same document, a ``supersedes``
+    link either way, the same title once version words and numbers are set aside, or envelopes
+    that do not name different things (no entities, or one's entities among the other's). A
+    contract with Kestrel Bank and one with Northbank each name a party the other does not."""
+    ea, eb = a.ev.envelope, b.ev.envelope
+    if a.ev.doc_id == b.ev.doc_id or a.ev.doc_id in (*eb.supersedes, *eb.superseded_by):
+        return True
+    if b.ev.doc_id in (*ea.supersedes, *ea.superseded_by):
+        return True
+    if not ea.title or not eb.title or _unversioned(ea.title) == _unversioned(eb.title):
+        return True
+    x, y = set(ea.entities), set(eb.entities)
+    return not x or not y or x <= y or y <= x
+
+
+def _unversioned(title: str) -> str:
+    return " ".join(re.sub(r"\b(v(ersion)?\s*\d+(\.\d+)*|\d+)\b", " ", title.lower()).split())
+
+
+def _other_subjects(r: Resolution, lead: Item, best: list[Item]) -> Item | None:
+    """Between documents that are not versions of one another, a later date replaces nothing.
+
+    Payment-services agreements with two banks, of equal authority, state two availability
+    figures: the later agreement does not supersede the earlier one, it is about another party.
+    Among the values stated by sources of another subject than the latest one, the source whose
+    sentence relates most to the question (most of its words, then fewest others) answers it (the
+    others state a ``neighbouring_fact``);
+    when two of them relate equally and disagree, nothing ranks them: the conflict stays
+    unresolved (``None`` is returned and the record asks which the question is about). Returns the
+    source whose versions the dates then arbitrate: ``lead``, or the other subject's that answers.
+    """
+    others = [i for i in best if i.val != lead.val and not _same_subject(i, lead)]
+    if not others:
+        return lead
+    group = [lead, *others]
+    # most of the question's words, then fewest words about other things ("A manual adjustment
+    # above EUR 15,000 to a posted batch needs ... a second approver" against "Second-approver
+    # threshold: EUR 40,000" for "what is the second-approver threshold?")
+    top = max((i.score, -_elsewhere(r, i)) for i in group)
+    leaders = [i for i in group if (i.score, -_elsewhere(r, i)) == top]
+    if len({i.val for i in leaders}) > 1:
+        for a, b in zip(leaders, leaders[1:], strict=False):
+            if a.val != b.val:
+                r.unresolved.append(
+                    Conflict(
+                        a.ev.citation,
+                        b.ev.citation,
+                        f"equal authority ({a.ev.envelope.authority}), documents about different "
+                        f"subjects ({a.ev.doc_id}, {b.ev.doc_id}) relate equally to the question: "
+                        f"{a.surface} vs {b.surface}",
+                    )
+                )
+        cited = ", ".join(i.ev.citation for i in leaders)
+        r.to_confirm.append(f"which of {cited} the question is about")
+        return None
+    winner = leaders[0]
+    for i in best:
+        if i.val != winner.val and i.state != "rejected" and not _same_subject(i, winner):
+            i.reject(
+                "neighbouring_fact",
+                f"a document about another subject than {winner.ev.doc_id} states {i.surface} in a "
+                "sentence that relates less to the question",
+                winner.ev.citation,
+            )
+    return winner
+
+
+def _elsewhere(r: Resolution, item: Item) -> int:
+    """How many content words of the sentence ``item``'s value stands in the question does not use."""
+    if item.value is None:
+        return 0
+    a, b = sentence_at(item.ev.text, item.value.start)
+    return len(word_stems(item.ev.text[a:b]) - r.terms - r.predicate)

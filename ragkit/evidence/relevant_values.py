@@ -64,6 +64,7 @@ def read_relevant_values(r: Resolution) -> None:
     # the words that say what is asked of the things the question names (not the names themselves)
     relation = r.predicate - code_stems - word_stems(" ".join([*r.ids, *r.entities]))
     stating = _stating(r)
+    foreign = tuple(r.foreign_prefixes)  # the keys of other record types than the one asked
     r.predicate |= _defined_terms(r)
     for it in r.alive():
         candidates: list[tuple[float, Value, frozenset[str], str]] = []
@@ -86,6 +87,8 @@ def read_relevant_values(r: Resolution) -> None:
                 continue  # "which commit" is answered by a hash, not by an account or a ticket key
             if r.id_prefixes and v.form == "id" and not v.surface.upper().startswith(tuple(r.id_prefixes)):
                 continue  # "shipped as RO-8103?" is answered by a rollout key, not a ticket key
+            if foreign and v.form == "id" and v.surface.upper().startswith(foreign):
+                continue  # "what's the rollout id?" is not answered by a ticket's key
             if not _counts_asked(r, v):
                 continue  # "3 payout files" does not answer "how many closed batches"
             if r.codes and not _about_asked_code(r, text, v.start):
@@ -93,8 +96,14 @@ def read_relevant_values(r: Resolution) -> None:
                 continue  # "| DKK | 10:30 |" does not answer a question about CHF
             a, b = sentence_at(text, v.start) if r.forms else (v.start, v.end)
             sentence = text[a:b]
-            if sentence.lstrip().startswith("#") or is_heading_or_table_head(text, a, b):
-                continue  # a heading (a timestamp, a section title) or a column header is no claim
+            # a heading (a timestamp, a section title) or a column header is no claim; the title
+            # line of a record names its key ("# OPS-1847: Rounding drift ..."): "what's its key?"
+            titled = (
+                v.form == "id" and mentions(it.ev.envelope.title, v.surface)
+                and it.ev.doc_id.lower().startswith(v.surface.lower())
+            )
+            if (sentence.lstrip().startswith("#") or is_heading_or_table_head(text, a, b)) and not titled:
+                continue
             if illustrative(text, a) and not EXAMPLE.search(r.question):
                 continue  # an example's figures are one occurrence's, not the rule's (unless asked)
             row = is_table_row(sentence)
@@ -142,11 +151,12 @@ def read_relevant_values(r: Resolution) -> None:
             score += len(named_here)
             own_record = any(x != v.surface and mentions(it.ev.envelope.title, x) for x in r.ids)
             if (
-                relation and named_here and row and v.form not in ("id", "person")
+                r.forms and relation and named_here and row and v.form not in ("id", "person")
                 and not matched & relation and not conditional and not own_record
             ):
                 # another figure of the identifier's row ("| hooli-72448 | EUR 193,718.51 |" in a
-                # ticket, asked for the account's sweep threshold): naming it does not state what is asked
+                # ticket, asked for the account's sweep threshold): naming it does not state what is
+                # asked. (A free-text question reads the whole row: the record of what it names.)
                 score = 0.0
             if not named_here and own_record and v.form != "id":
                 # a section of the record the question names ("Owner: Thorsby" in OPS-1847's ticket);

@@ -29,6 +29,7 @@ from ragkit.evidence.decision import Conflict
 from ragkit.evidence.fit import SentenceFit
 from ragkit.evidence.spans import Evidence
 from ragkit.text.asking import ask_of, is_yes_no
+from ragkit.text.profile import active_profile
 from ragkit.text.profile_views import ProfileMap
 from ragkit.text.references import holds, references
 from ragkit.text.relevance import (
@@ -199,8 +200,10 @@ class Resolution:
         self.id_prefixes = {
             m.group(0).upper() for p in proposed_identifiers(question) if (m := re.match(r"[A-Za-z]+-", p))
         }
+        # "what's the rollout id?" asks for a rollout's key: not the key of a record of another type
+        self.foreign_prefixes: set[str] = set()
         if not self.id_prefixes and "id" in self.forms:
-            self.id_prefixes = record_prefixes(ask, evidence)
+            self.id_prefixes, self.foreign_prefixes = record_prefixes(ask, evidence)
         self.unit = asked_unit(question)  # "how many closed batches" counts batches
         self.period = named_month(question)  # "in September 2025"
         seen: dict[str, Item] = {}
@@ -239,31 +242,46 @@ class Resolution:
         return found[0].ev.citation if found else None
 
 
-def record_prefixes(ask: str, evidence: Sequence[Evidence]) -> set[str]:
-    """The identifier prefixes of the record type an identifier question names ("which rollout").
+def record_prefixes(
+    ask: str, evidence: Sequence[Evidence], known: Sequence[str] | None = None
+) -> tuple[set[str], set[str]]:
+    """The identifier prefixes of the record type an identifier question names ("which rollout"),
+    and those of the other record types delivered.
 
     A question that asks which record of a source type did something ("Which rollout carried
     the fix?", "What's the rollout id?") asks for the key of a record of that type, and a corpus
     names the records of one type with one prefix (the delivered rollouts are ``ro-...``: the
-    answer is an ``RO-`` key, not the ``OPS-`` key of the ticket that mentions it). The prefixes
-    are read from the doc ids of the delivered evidence of that type; none when the question
-    names no source type or no record of that type was delivered.
+    answer is an ``RO-`` key, not the ``OPS-`` key of the ticket that mentions it). The first set
+    holds the prefixes read from the doc ids of the delivered evidence of that type. When the
+    question names a source type of the corpus (:attr:`ragkit.text.profile.CorpusProfile.source_types`)
+    of which no record was delivered, it is empty and the second set holds the prefixes of the
+    delivered records of *other* types: their keys do not answer (a ticket's ``OPS-`` key is no
+    rollout id). Both are empty when the question names no source type. ``known``: the corpus's
+    source types (default: the active profile's).
 
     Example:
         >>> from ragkit.evidence.spans import Evidence
         >>> ro = Evidence.of("ro-7719#result", "Done.", {"doc_id": "ro-7719", "source_type": "rollout"})
-        >>> sorted(record_prefixes("Which rollout carried the fix?", [ro]))
-        ['RO-']
-        >>> sorted(record_prefixes("What's the rollout id for the fix?", [ro]))
-        ['RO-']
+        >>> ops = Evidence.of("ops-4559#top", "Fixed.", {"doc_id": "ops-4559", "source_type": "ticket"})
+        >>> record_prefixes("Which rollout carried the fix?", [ro, ops])
+        ({'RO-'}, set())
+        >>> record_prefixes("What's the rollout id for the fix?", [ro])
+        ({'RO-'}, set())
+        >>> record_prefixes("What's the rollout id for the fix?", [ops], known=("ticket", "rollout"))
+        (set(), {'OPS-'})
     """
     types = {str(e.envelope.source_type) for e in evidence if e.envelope.source_type}
+    kinds = set(active_profile().source_types if known is None else known) | types
     m = re.search(r"\b(?:which|what)\s+(\w+?)(?:s)?\b", ask.lower())
-    if m is None or m.group(1) not in types:  # "what's the rollout id?" names the type before "id"
+    if m is None or m.group(1) not in kinds:  # "what's the rollout id?" names the type before "id"
         m = re.search(r"\b(\w+?)(?:'s)?\s+(?:id|key|identifier|number)\b", ask.lower())
-    if m is None or m.group(1) not in types:
-        return set()
-    return {
-        p.group(0).upper() for e in evidence
-        if e.envelope.source_type == m.group(1) and (p := re.match(r"[a-z]+-", e.doc_id.lower()))
-    }
+    if m is None or m.group(1) not in kinds:
+        return set(), set()
+    asked = m.group(1)
+    prefixes: dict[str, set[str]] = {}
+    for e in evidence:  # (a record of no stated type, plain "text", may be of the asked one)
+        if e.envelope.source_type not in ("", "text") and (p := re.match(r"[a-z]+-", e.doc_id.lower())):
+            prefixes.setdefault(str(e.envelope.source_type), set()).add(p.group(0).upper())
+    if asked in prefixes:
+        return prefixes[asked], set()
+    return set(), {p for ps in prefixes.values() for p in ps}

@@ -33,19 +33,9 @@ import re
 from ragkit.text.words import TASK_STOPWORDS
 
 __all__ = [
-    "QUESTION_WORDS",
-    "AUXILIARIES",
-    "QUESTION_PREPOSITIONS",
-    "message_sentences",
-    "ask_of",
-    "questions_of",
-    "is_yes_no",
-    "proposed_names",
-    "compared_names",
-    "asks_present_state",
-    "without_tag",
-    "requesters",
-    "split_asks",
+    "QUESTION_WORDS", "AUXILIARIES", "QUESTION_PREPOSITIONS", "message_sentences", "ask_of",
+    "questions_of", "is_yes_no", "proposed_names", "compared_names", "asks_present_state",
+    "without_tag", "requesters", "split_asks",
 ]
 
 # a sentence ends at . ? ! (or a line break) followed by a space and an upper-case letter or digit
@@ -63,7 +53,7 @@ _YES_NO = re.compile(rf"^({AUXILIARIES})\b", re.IGNORECASE)
 _TAG_ANYWHERE = re.compile(r",\s*(?:right|correct|yes|no|isn't it|aren't they|true)\s*\?", re.IGNORECASE)
 _TAG = re.compile(_TAG_ANYWHERE.pattern + r"\s*$", re.IGNORECASE)
 # ... unless it is a polite request ("Can you tell me ...?") or also asks a wh-question
-_REQUEST = re.compile(r"^(can|could|would|will)\s+(you|someone|somebody|we)\b", re.IGNORECASE)
+_REQUEST = re.compile(r"^(can|could|would|will)\s+(you|someone|somebody)\b", re.IGNORECASE)
 _WH = re.compile(rf"\b({QUESTION_WORDS})\b", re.IGNORECASE)
 
 
@@ -168,7 +158,7 @@ def proposed_names(message: str) -> tuple[str, ...]:
 # "... closes with the rest of the Nordics", "... same as Globex": a name the claim compares with
 _COMPARED = re.compile(
     r"\b(?:same as|such as|like|than|(?:the )?rest of|along with|together with|as do|as does)\s+"
-    r"(?:the\s+|our\s+|other\s+)*([A-Z][a-z][A-Za-z]+)"
+    r"(?:(?:with|at|for|in|on|to)\s+)?(?:the\s+|our\s+|other\s+)*([A-Z][a-z][A-Za-z]+(?:\s+[A-Z][a-z][A-Za-z]+)*)"
 )
 
 
@@ -185,10 +175,13 @@ def compared_names(message: str) -> tuple[str, ...]:
         ()
         >>> compared_names("Does our agreement with Solent Bank commit them to 99.9%?")
         ()
+        >>> compared_names("Can we leave Kestrel Bank on 90 days' notice, like with Harbor Clearing?")
+        ('Harbor', 'Clearing')
     """
     if not is_yes_no(message):
         return ()
-    return tuple(m.group(1) for q in _asking_sentences(message) for m in _COMPARED.finditer(q))
+    found = [m.group(1) for q in _asking_sentences(message) for m in _COMPARED.finditer(q)]
+    return tuple(w for name in found for w in name.split())
 
 
 # words that put a question in the present: what holds now, not what happened
@@ -216,7 +209,8 @@ _HABITUAL = re.compile(
 
 # how much of an obligation held then ("How many calendar days did we have to get the evidence in?")
 _OBLIGATION = re.compile(
-    r"\bhow (?:many|much|long|soon)\b.*\b(?:did|do|does)\s+(?:[\w'-]+\s+){1,3}?(?:have|need)\b.*\bto\b",
+    r"\bhow (?:many|much|long|soon)\b.*\b(?:did|do|does|would|will|should)\s+(?:[\w'-]+\s+){1,3}?"
+    r"(?:(?:have|need)\b.*\bto\b|owe\b)",
     re.IGNORECASE,
 )
 
@@ -227,6 +221,8 @@ def asks_obligation(message: str) -> bool:
 
     Example:
         >>> asks_obligation("How many calendar days did we have on 2 September to get the evidence in?")
+        True
+        >>> asks_obligation("How much notice would we have to give Kestrel to end the agreement?")
         True
         >>> asks_obligation("How many days did the fix take?")
         False
@@ -288,6 +284,7 @@ def requesters(message: str) -> tuple[str, ...]:
 # "..., and which rollout carried it?", "... and has their cutover happened?": a second ask joined
 # to the first by a conjunction, opening with a question word or an auxiliary verb (perhaps after a
 # preposition: "and on which bridge?")
+_TWO_THINGS = re.compile(r"^(what|which)\s+(?:are|were)\s+(.+?)\s+and\s+((?:its|their)\s.+)$", re.IGNORECASE)
 _JOINED_ASK = re.compile(
     rf"(?:,\s*|\s+)(?:and|but|also|plus)\s+(?=(?:(?:{QUESTION_PREPOSITIONS})\s+)?"
     rf"(?:(?:{QUESTION_WORDS})(?:'s)?|{AUXILIARIES})\b)",
@@ -355,6 +352,8 @@ def split_asks(message: str) -> list[str]:
         ['Who maintains reserve-keeper?', "what's reserve-keeper p95 batch duration?"]
         >>> split_asks("OPS-5559: what caused it, and which rollout fixed it?")
         ['OPS-5559: what caused it?', 'OPS-5559: which rollout fixed it?']
+        >>> split_asks("What are ledger-core's ack target and its p95 batch duration?")
+        ["What is ledger-core's ack target?", "What is ledger-core's p95 batch duration?"]
         >>> split_asks("Which commit fixed OPS-3318 and its follow-up?")
         ['Which commit fixed OPS-3318 and its follow-up?']
     """
@@ -366,8 +365,13 @@ def split_asks(message: str) -> list[str]:
     asks: list[str] = []
     n_last = first
     pieces = _JOINED_ASK.split(sentences[first].rstrip().rstrip("?"))
+    both = _TWO_THINGS.match(sentences[first].rstrip().rstrip("?"))
     if len(pieces) > 1 and _ASK_START.search(pieces[0]):
         asks = [p.strip() for p in pieces]
+    elif both is not None:  # "What are X's A and its B?": one question word, two things asked
+        owner = re.search(r"[\w-]+'s(?=\s)", both.group(2))  # whose "its" is
+        second = re.sub(r"^\w+", owner.group(0), both.group(3)) if owner else both.group(3)
+        asks = [f"{both.group(1)} is {both.group(2)}", f"{both.group(1)} is {second}"]
     else:
         asks = [sentences[first].rstrip().rstrip("?")]
     for n in at[1:]:

@@ -33,6 +33,7 @@ Example:
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 
 from ragkit.text.profile_views import ProfileMap, ProfileRegex, ProfileSeq
 
@@ -144,16 +145,27 @@ def letter_stems(text: str) -> set[str]:
     return {stem(w) for w in re.findall(r"[a-z]+", text.lower())}
 
 
-def compound_stems(text: str) -> set[str]:
+def compound_stems(text: str, asked: Collection[str] = ()) -> set[str]:
     """:func:`stem` of the words of ``text``, where a hyphenated or underscored compound
-    (``reserve-keeper``, a service; ``open_batch_day``, a function) stays one whole word.
+    (``reserve-keeper``, a service; ``open_batch_day``, a function) stays one whole word; a
+    hyphenated compound whose every part is one of the ``asked`` stems also gives its parts
+    ("second-approver" says the "second approver" a question asks about).
 
     Example:
         >>> sorted(compound_stems("The reserve-keeper deployed 3.9.4"))
         ['3', '4', '9', 'reserve-keeper', 'rolli', 'the']
+        >>> asked = {stem("second"), stem("approver")}
+        >>> found = compound_stems("a second-approver limit", asked)
+        >>> "second-approver" in found and asked <= found
+        True
     """
     found = re.findall(r"[a-z0-9]+(?:[-_][a-z0-9]+)*", text.lower())
-    return {w if ("-" in w or "_" in w) else stem(w) for w in found}
+    out = {w if ("-" in w or "_" in w) else stem(w) for w in found}
+    for w in [w for w in out if "-" in w and asked]:
+        parts = {stem(p) for p in w.split("-")}
+        if parts <= set(asked):
+            out |= parts
+    return out
 
 
 # --------------------------------------------------------------------------------------

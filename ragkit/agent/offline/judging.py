@@ -20,10 +20,12 @@ from dataclasses import dataclass, replace
 from ragkit.agent.offline.memory import RunMemory
 from ragkit.agent.offline.page import visible
 from ragkit.agent.offline.passages import (
+    contrasts,
     holder,
     names,
     record_text,
     refers_to,
+    respelled,
     situation,
     stated_for,
     states_cause,
@@ -43,13 +45,8 @@ __all__ = ["GENERIC", "FRAME", "Judgement", "Judging"]
 
 #: Reasons of the searches made with the task's own words (not hops, thread reads, contradictions).
 _TASK_SEARCH = (
-    "always-on retrieval",
-    "first query",
-    "the task as written",
-    "identifiers alone",
-    "keywords of the task",
-    "structured:",
-    "pseudo-relevance",
+    "always-on retrieval", "first query", "the task as written", "identifiers alone", "keywords of the task",
+    "structured:", "pseudo-relevance",
 )
 
 #: Task words that say nothing about *what* is asked (they never count as coverage; the
@@ -79,6 +76,8 @@ class Judging(RunMemory):
         """Count the evidence about the task, resolve it, and check that the decision states what is asked."""
         counted: list[EvidenceUse] = []
         aside: list[tuple[EvidenceUse, str]] = []
+        texts = [f"{u.item.get('title', '')} {u.item.get('text', '')}" for u in state.evidence.values()]
+        self.frame = replace(self.frame, names=respelled(self.frame.names, texts))  # "Kestral" Bank
         seen = visible(state)
         for use in state.evidence.values():
             if use.citation not in seen:
@@ -140,21 +139,23 @@ class Judging(RunMemory):
             # 16:00"); a value no source ties to the code (a CHF cutoff nobody states) is not
             codes = [q for q in lacking if q in self.frame.qualifiers]
             words = [q for q in lacking if q.startswith("any of")]
-            # (only for a conditional exception, which states its value tersely)
+            # (only for a conditional exception, which states its value tersely, or sets itself
+            # against the value a yes/no question proposes: "the 15:00 rule does not reach them")
             terse = found is not None and bool(found.item.get("conditions"))
-            if terse and (codes or words) and stated_for(
+            text = str(found.item.get("text")) if found is not None else ""
+            if terse and (codes or words) and (contrasts(self.frame.task, text) or stated_for(
                 counted, str(record.decision.surface), codes, self._focus() if words else ()
-            ):
+            )):
                 lacking = [q for q in lacking if q not in codes and q not in words]
             if found is not None and not lacking and state.placement != "pipeline":
                 lacking = self._unpredicated(found, record.decision)
-                if lacking and terse and stated_for(
+                if lacking and terse and (contrasts(self.frame.task, text) or stated_for(
                     counted,
                     str(record.decision.surface),
                     self.frame.qualifiers,
                     self.attribute_things() or self.attribute_terms(),
                     besides=str(record.decision.quote),
-                ):
+                )):
                     lacking = []
             if found is None or not lacking:
                 checked = True
@@ -271,7 +272,9 @@ class Judging(RunMemory):
     def _uncovered(self, use: EvidenceUse, quote: str | None = None) -> list[str]:
         """What the task names that the passage does not: codes (CHF), names, and, unless the
         passage names the task's identifiers, every content word of the ask (it must share one)."""
-        hay = " ".join([str(use.item.get("text", "")), str(use.item.get("title", ""))]).lower()
+        # (a table continued under a new heading is still defined by the section that opened it)
+        own = [str(use.item.get("text", "")), str(use.item.get("title", ""))]
+        hay = " ".join([*own, self._same_topic(use)]).lower()
         task_ids = {i.lower() for i in self.frame.identifiers}
         # a titled compound (a service) places a passage only when no identifier of the task does:
         # "E-2040 is raised by export_transactions" is about E-2040 in the file-ingest logs too
@@ -344,7 +347,7 @@ class Judging(RunMemory):
         # reached along a chain: what named this record predicates it ("| OPS-7167 |" under
         # "Action items" makes OPS-7167's status the action item's status)
         situated += " " + self._leads_for(use)
-        have = compound_stems(situated)
+        have = compound_stems(situated, {stem(t.lower()) for t in terms})
         # a word that only says something happened (completed, fixed, approved) does not say what
         # did: when the ask names the thing (cutover, reserve), the sentence must name it too
         things = self.attribute_things()

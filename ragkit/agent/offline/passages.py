@@ -22,14 +22,17 @@ from collections.abc import Mapping, Sequence
 
 from ragkit.agent.state import AgentState, EvidenceUse
 from ragkit.evidence.decision import Decision
+from ragkit.text.asking import ask_of, is_yes_no
 from ragkit.text.profile_views import ProfileRegex, ProfileSeq
-from ragkit.text.relevance import DETECTION, context
+from ragkit.text.relevance import DETECTION, context, mentions
 from ragkit.text.taskparse import find_identifiers
-from ragkit.text.values import sentence_spans
+from ragkit.text.values import read_values, sentence_spans
 from ragkit.text.words import compound_stems, stem
 
 __all__ = [
     "CAUSAL",
+    "contrasts",
+    "respelled",
     "states_cause",
     "situation",
     "stated_for",
@@ -139,6 +142,57 @@ def names(hay: str, name: str) -> bool:
     """
     low = name.lower()
     return low in hay or re.search(rf"\b{re.escape(low.removesuffix('s'))}s?\b", hay) is not None
+
+
+def contrasts(task: str, text: str) -> bool:
+    """Whether ``text`` states a value the yes/no ``task`` proposes: "Has Tyrell moved to the 15:00
+    EUR close yet?" and "Tyrell stays on 16:00 until cutover; the 15:00 rule does not reach them"
+    speak of one thing, though the passage never says EUR.
+
+    Example:
+        >>> text = "Stays on 16:00 until cutover; the 15:00 rule does not reach them."
+        >>> contrasts("Has Tyrell moved to the 15:00 EUR close yet?", text), contrasts("Which cutoff?", text)
+        (True, False)
+    """
+    if not is_yes_no(task):
+        return False
+    return any(v.form != "id" and mentions(text, v.surface) for v in read_values(ask_of(task)))
+
+
+def respelled(asked: Sequence[str], texts: Sequence[str]) -> tuple[str, ...]:
+    """The task's names as the evidence spells them: a name of six or more letters that no text
+    names, where exactly one word of the texts is one edit away from it ("Kestral" for the
+    "Kestrel" every contract says), is read as that word; other names are kept as asked.
+
+    A name the evidence does state is never changed, so a near namesake (Soylent the tenant,
+    Solent the bank) stays itself whenever the asked one is found.
+
+    Example:
+        >>> respelled(["Kestral", "Acme"], ["Kestrel Bank may terminate", "acme"])
+        ('Kestrel', 'Acme')
+        >>> respelled(["Soylent"], ["Solent Bank", "Soylent cutoff"])
+        ('Soylent',)
+    """
+    hay = " ".join(texts).lower()
+    words = set(re.findall(r"[a-z][a-z-]+", hay))
+    out = []
+    for name in asked:
+        low = name.lower()
+        near = set() if len(low) < 6 or names(hay, name) else {
+            w for w in words if w[0] == low[0] and _one_edit(w, low)
+        }
+        out.append(near.pop().capitalize() if len(near) == 1 else name)
+    return tuple(out)
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """Whether ``a`` and ``b`` differ by exactly one substitution, insertion or deletion."""
+    if a == b or abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) > len(b):
+        a, b = b, a
+    i = next((k for k in range(len(a)) if a[k] != b[k]), len(a))
+    return a[i + (len(a) == len(b)):] == b[i + 1:]
 
 
 def record_text(use: EvidenceUse) -> str:
