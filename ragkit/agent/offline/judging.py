@@ -347,7 +347,8 @@ class Judging(RunMemory):
         # reached along a chain: what named this record predicates it ("| OPS-7167 |" under
         # "Action items" makes OPS-7167's status the action item's status)
         situated += " " + self._leads_for(use)
-        have = compound_stems(situated, {stem(t.lower()) for t in terms})
+        whole = {p for w in self.frame.predicate if "-" in w for p in w.split("-")}  # "notify-hub" is a name
+        have = compound_stems(situated, {stem(t.lower()) for t in terms if t not in whole})
         # a word that only says something happened (completed, fixed, approved) does not say what
         # did: when the ask names the thing (cutover, reserve), the sentence must name it too
         things = self.attribute_things()
