@@ -269,6 +269,9 @@ def record_prefixes(
         ({'RO-'}, set())
         >>> record_prefixes("What's the rollout id for the fix?", [ops], known=("ticket", "rollout"))
         (set(), {'OPS-'})
+        >>> c4 = Evidence.of("ops-1-c4#top", "Done.", {"doc_id": "ops-1-c4", "source_type": "ticket_comment"})
+        >>> record_prefixes("What is the ticket key?", [c4], known=("ticket", "ticket_comment"))
+        (set(), set())
     """
     types = {str(e.envelope.source_type) for e in evidence if e.envelope.source_type}
     kinds = set(active_profile().source_types if known is None else known) | types
@@ -284,4 +287,6 @@ def record_prefixes(
             prefixes.setdefault(str(e.envelope.source_type), set()).add(p.group(0).upper())
     if asked in prefixes:
         return prefixes[asked], set()
-    return set(), {p for ps in prefixes.values() for p in ps}
+    # a ticket's comments (``ticket_comment``) carry the ticket's key: a type named after the asked
+    # one is of its family, not foreign
+    return set(), {p for kind, ps in prefixes.items() if not kind.startswith(asked) for p in ps}
