@@ -21,6 +21,7 @@ Example:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from ragkit.core.records import GLOBAL_TENANT
 from ragkit.evidence.decision import Conflict
@@ -69,15 +70,8 @@ def decide(r: Resolution) -> Item | None:
     if exceptions:
         values = {i.value.value for i in exceptions if i.value}
         if len(values) > 1:  # two open exceptions that disagree: nothing ranks them
-            for a, b in zip(exceptions, exceptions[1:], strict=False):
-                if a.val != b.val:
-                    r.unresolved.append(
-                        Conflict(
-                            a.ev.citation,
-                            b.ev.citation,
-                            f"two open conditional exceptions state {a.surface} and {b.surface}",
-                        )
-                    )
+            _disagreeing(r, exceptions, lambda a, b: f"two open conditional exceptions state {a.surface} and "
+                         f"{b.surface}")
             r.to_confirm.append(
                 "which of the open exceptions " + ", ".join(i.ev.citation for i in exceptions) + " holds"
             )
@@ -319,24 +313,18 @@ def _other_subjects(r: Resolution, lead: Item, best: list[Item]) -> Item | None:
     others = [i for i in best if i.val != lead.val and not _same_subject(i, lead)]
     if not others:
         return lead
-    group = [lead, *others]
     # most of the question's words, then fewest words about other things ("A manual adjustment
     # above EUR 15,000 to a posted batch needs ... a second approver" against "Second-approver
     # threshold: EUR 40,000" for "what is the second-approver threshold?")
-    top = max((i.score, -_elsewhere(r, i)) for i in group)
-    leaders = [i for i in group if (i.score, -_elsewhere(r, i)) == top]
+    related = {id(i): (i.score, -_elsewhere(r, i)) for i in [lead, *others]}
+    top = max(related.values())
+    leaders = [i for i in [lead, *others] if related[id(i)] == top]
     if len({i.val for i in leaders}) > 1:
-        for a, b in zip(leaders, leaders[1:], strict=False):
-            if a.val != b.val:
-                r.unresolved.append(
-                    Conflict(
-                        a.ev.citation,
-                        b.ev.citation,
-                        f"equal authority ({a.ev.envelope.authority}), documents about different "
-                        f"subjects ({a.ev.doc_id}, {b.ev.doc_id}) relate equally to the question: "
-                        f"{a.surface} vs {b.surface}",
-                    )
-                )
+        _disagreeing(
+            r, leaders,
+            lambda a, b: f"equal authority ({a.ev.envelope.authority}), documents about different subjects "
+            f"({a.ev.doc_id}, {b.ev.doc_id}) relate equally to the question: {a.surface} vs {b.surface}",
+        )
         cited = ", ".join(i.ev.citation for i in leaders)
         r.to_confirm.append(f"which of {cited} the question is about")
         return None
@@ -358,3 +346,10 @@ def _elsewhere(r: Resolution, item: Item) -> int:
         return 0
     a, b = sentence_at(item.ev.text, item.value.start)
     return len(word_stems(item.ev.text[a:b]) - r.terms - r.predicate)
+
+
+def _disagreeing(r: Resolution, items: list[Item], why: Callable[[Item, Item], str]) -> None:
+    """Record an unresolved conflict for each neighbouring pair of ``items`` that disagree."""
+    for a, b in zip(items, items[1:], strict=False):
+        if a.val != b.val:
+            r.unresolved.append(Conflict(a.ev.citation, b.ev.citation, why(a, b)))

@@ -174,13 +174,14 @@ def respelled(asked: Sequence[str], texts: Sequence[str]) -> tuple[str, ...]:
         ('Soylent',)
     """
     hay = " ".join(texts).lower()
+    unfound = [n for n in asked if len(n) >= 6 and not names(hay, n)]
+    if not unfound:
+        return tuple(asked)  # (the usual case: no word set to build)
     words = set(re.findall(r"[a-z][a-z-]+", hay))
     out = []
     for name in asked:
         low = name.lower()
-        near = set() if len(low) < 6 or names(hay, name) else {
-            w for w in words if w[0] == low[0] and _one_edit(w, low)
-        }
+        near = {w for w in words if w[0] == low[0] and _one_edit(w, low)} if name in unfound else set()
         out.append(near.pop().capitalize() if len(near) == 1 else name)
     return tuple(out)
 
