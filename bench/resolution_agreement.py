@@ -106,7 +106,7 @@ def main() -> int:
         ]
         lines += [
             "",
-            "Caveat: the question-reading rules (`ragkit.text.values.asked_forms`, the causal cues and "
+            "Caveat: the question-reading rules (`ragkit.text.asked.asked_forms`, the causal cues and "
             "identifier shapes) were refined while looking at these bundled cases, so the tables above are "
             "not a held-out measurement.",
         ]

@@ -691,3 +691,110 @@ def test_a_table_continued_under_a_new_heading_keeps_the_currency_its_first_part
         as_of="2026-02-02",
     )
     assert not result.abstained and "head of operations" in result.answer, result.answer
+
+
+def test_the_asked_records_own_comment_points_to_where_the_value_is():
+    """The ticket's comment says where the patch went ("ships in RO-1717") without saying "fix";
+    it is set aside, yet it names the rollout, whose table row holds the change number asked (the
+    rollout is delivered by the first search, but counts only once the comment has led to it)."""
+    base = {k: v for k, v in SHELF[0].items() if k not in ("text", "doc_id", "anchor", "links")}
+    docs = [
+        {**base, "doc_id": "ops-2727", "anchor": "top", "tenant": "acme", "source_type": "ticket",
+         "title": "OPS-2727: [Acme] fee lines in the wrong currency", "links": [],
+         "text": "OPS-2727: after the settlement on 22 Oct, fee lines were posted in the wrong currency."},
+        {**base, "doc_id": "ops-2727-c3", "anchor": "top", "tenant": "acme", "source_type": "ticket_comment",
+         "title": "OPS-2727 comment by Kowalczyk", "links": ["ops-2727"],
+         "text": "Plan: invalidate the rate cache. Patched in ccb378e, ships in RO-1717."},
+        {**base, "doc_id": "ro-1717", "anchor": "top", "tenant": "acme", "source_type": "rollout",
+         "authority": "deployment_system", "title": "RO-1717: fx-rates 3.10.6", "links": [],
+         "text": "RO-1717: fx-rates 3.10.6\n\n| Field | Value |\n|---|---|\n| Change | CHG-4411 |"},
+    ]
+    result = Agent(TitledShelf(docs=docs), OfflinePolicy(), placement="hybrid").run(
+        "Under which change number did the fix for OPS-2727 go to production?", as_of="2026-02-02"
+    )
+    assert not result.abstained and result.value == "CHG-4411", result.answer
+
+
+def test_a_which_noun_question_is_answered_by_the_identifier_after_that_noun():
+    """"Which merchant ...?" names no kind of value; the sentence "wants merchant M69123 on manual
+    release" answers it with the merchant's identifier, not with the whole sentence."""
+    base = {k: v for k, v in SHELF[0].items() if k not in ("text", "doc_id", "anchor", "links")}
+    docs = [{**base, "doc_id": "ops-5360", "anchor": "top", "tenant": "acme", "source_type": "ticket",
+             "title": "OPS-5360: Add a merchant to the manual release list", "links": [],
+             "text": "Acme wants merchant M69123 on manual release while they review its refund rate."}]
+    result = Agent(TitledShelf(docs=docs), OfflinePolicy(), placement="hybrid").run(
+        "Which merchant does OPS-5360 want put on manual release?", as_of="2026-02-02"
+    )
+    assert not result.abstained and result.value == "M69123", result.answer
+
+
+class HiddenSectionShelf(TitledShelf):
+    """A shelf whose ``hidden`` sections no search finds: only reading their document whole does."""
+
+    def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        if name != "search_knowledge":
+            return super().call(name, arguments)
+        shown, self.docs = self.docs, [d for d in self.docs if not d.get("hidden")]
+        try:
+            return super().call(name, arguments)
+        finally:
+            self.docs = shown
+
+
+def test_a_record_about_the_asked_key_is_read_whole():
+    """The postmortem of OPS-1935 is not the ticket, but its envelope names OPS-1935: when its
+    summary is all a search delivers, the agent reads it whole and finds the timeline row."""
+    base = {k: v for k, v in SHELF[0].items() if k not in ("text", "doc_id", "anchor", "links")}
+    pm = {**base, "doc_id": "pm-umbrella-ops-1935", "tenant": "acme", "source_type": "postmortem",
+          "authority": "incident_review", "title": "Umbrella reconciliation: misallocated refunds",
+          "entities": ["acme", "OPS-1935"], "links": ["ops-1935"]}
+    docs = [
+        {**base, "doc_id": "ops-1935", "anchor": "top", "tenant": "acme", "source_type": "ticket",
+         "title": "OPS-1935: refunds charged to the wrong merchant", "links": [],
+         "text": "OPS-1935: refunds were charged to the wrong merchant after the Sunday run."},
+        {**pm, "anchor": "summary", "text": "Refunds were charged to the wrong merchant (OPS-1935)."},
+        {**pm, "anchor": "timeline", "hidden": True, "text": "| Time (UTC) | Event |\n|---|---|\n"
+         "| 07:34 | OPS-1935 opened |\n| 11:34 | workaround in place |"},
+    ]
+    result = Agent(HiddenSectionShelf(docs=docs), OfflinePolicy(), placement="hybrid").run(
+        "At what time was the workaround in place for OPS-1935?", as_of="2026-02-02"
+    )
+    assert not result.abstained and result.value == "11:34", result.answer
+
+
+def test_a_thing_named_by_its_relation_to_an_identifier_is_looked_up_first():
+    """"The bank that holds acme-19559": the accounts table names the bank (Vireo Bank); the
+    agent searches that bank's agreement, whose documents then count although they never name
+    the account, while another bank's agreement stays aside."""
+    base = {k: v for k, v in SHELF[0].items() if k not in ("text", "doc_id", "anchor", "links")}
+    contract = {**base, "tenant": "global", "source_type": "policy", "authority": "policy_owner", "links": []}
+    docs = [
+        {**base, "doc_id": "wiki-acme-accounts", "anchor": "accounts", "tenant": "acme",
+         "source_type": "wiki",
+         "title": "Acme accounts", "links": [],
+         "text": "| Account | Currency | Bank |\n|---|---|---|\n| acme-19559 | EUR | Vireo Bank |"},
+        {**contract, "doc_id": "ctr-vireo", "anchor": "12-limits", "title": "Vireo Bank payment services",
+         "text": "12.4 The service credits payable by Vireo Bank for any month shall not exceed 10%."},
+        {**contract, "doc_id": "ctr-kestrel", "anchor": "12-limits", "title": "Kestrel Bank payment services",
+         "text": "12.4 The service credits payable by Kestrel Bank for any month shall not exceed 15%."},
+    ]
+    result = Agent(TitledShelf(docs=docs), OfflinePolicy(), placement="hybrid").run(
+        "What is the monthly cap on service credits in our agreement with the bank that holds acme-19559?",
+        as_of="2026-05-01",
+    )
+    assert not result.abstained and result.value == "10%", result.answer
+
+
+def test_a_cause_the_question_rules_out_does_not_make_it_a_why_question():
+    """"... to end our agreement without cause?" asks for a notice period; the word "cause"
+    after "without" does not make it a question about causes (which reads only causal sentences)."""
+    base = {k: v for k, v in SHELF[0].items() if k not in ("text", "doc_id", "anchor", "links")}
+    docs = [{**base, "doc_id": "ctr-kestrel", "anchor": "16-termination", "tenant": "global", "links": [],
+             "source_type": "policy", "authority": "policy_owner", "title": "Agreement with Kestrel Bank",
+             "text": "16.2 Either party may terminate this Agreement for convenience by giving not less "
+                     "than 120 days' written notice to the other."}]
+    result = Agent(TitledShelf(docs=docs), OfflinePolicy(), placement="hybrid").run(
+        "How much notice would we have to give Kestrel Bank to end our agreement without cause?",
+        as_of="2026-04-01",
+    )
+    assert not result.abstained and result.value == "120 days", result.answer

@@ -5,8 +5,15 @@ from __future__ import annotations
 import pytest
 
 from ragkit.text import parse_task
-from ragkit.text.asking import ask_of, compared_names, is_yes_no, message_sentences, split_asks
-from ragkit.text.values import asked_forms
+from ragkit.text.asked import asked_forms
+from ragkit.text.asking import (
+    ask_of,
+    asks_present_state,
+    compared_names,
+    is_yes_no,
+    message_sentences,
+    split_asks,
+)
 
 
 def test_sentences_split_at_stops_and_line_breaks() -> None:
@@ -144,7 +151,7 @@ def test_a_proposed_name_is_no_word_the_answer_must_state() -> None:
 
 
 def test_an_identifier_a_yes_no_question_puts_forward_is_checked_not_required() -> None:
-    from ragkit.text.values import asked_id_shape, proposed_identifiers
+    from ragkit.text.asked import asked_id_shape, proposed_identifiers
 
     question = "Was the Soylent early-rollover fix shipped as RO-8103?"
     assert proposed_identifiers(question) == ("RO-8103",)
@@ -237,3 +244,50 @@ def test_a_target_or_objective_asks_for_a_figure() -> None:
     free text; "what is the target of RO-1" names no quantity."""
     assert "duration" in asked_forms("For ledger-core, what's the alert-to-acknowledge target?")
     assert asked_forms("What was the target of RO-1?") == ()
+
+
+def test_a_value_inside_a_relative_clause_is_not_the_proposed_answer() -> None:
+    """"Is the controller still the lowest role that can approve a credit of EUR 40,000?" proposes
+    a role; the amount only says which credit. A value the claim itself states is proposed."""
+    assert asked_forms("Is the payments controller still the lowest role that can approve a goodwill "
+                       "credit of EUR 40,000?") == ()
+    assert asked_forms("Is the goodwill credit limit still EUR 40,000?")[0] == "amount"
+
+
+def test_what_someone_is_supposed_to_do_asks_for_a_standing_rule() -> None:
+    """"Within what time are we supposed to acknowledge an alert?" asks a duration the rules set
+    now (not an event, not a time of day); "what time did the alert fire?" asks a time."""
+    q = "For the service that submits SEPA files, within what time are we supposed to acknowledge an alert?"
+    assert asked_forms(q)[0] == "duration" and asks_present_state(q)
+    assert not parse_task(q, tenant="umbrella").event
+    assert asked_forms("At what time did the alert fire?")[0] == "time"
+
+
+def test_a_yes_no_question_about_a_month_or_a_set_date_asks_for_a_date() -> None:
+    """"Is the drill booked for June?" checks a date, as "Has a day been fixed for the drill?"
+    asks one: neither is answered by a free-text sentence. The modal "may" is no month."""
+    assert asked_forms("Is the next incident drill with Hooli booked for June?") == ("date",)
+    assert asked_forms("Has a day been fixed yet for the next rehearsal with Hooli's team?")[0] == "date"
+    assert asked_forms("May we pause the run?") == ()
+
+
+def test_the_source_a_question_names_is_not_what_it_asks() -> None:
+    """"..., according to its design note?" says where the answer should come from: "design" and
+    "note" are searched for but are not the attribute a sentence must state."""
+    frame = parse_task("Within what time must we acknowledge an alert, according to its design note?",
+                       tenant="umbrella")
+    assert "acknowledge" in frame.predicate and "design" not in frame.predicate
+    assert "design" in frame.words
+
+
+def test_a_target_is_a_standing_rule_not_an_event() -> None:
+    """"What's the alert-to-acknowledge target?" asks what a design sets (the profile's rule cues
+    name targets and caps as they name limits), so no tenant's own records are required."""
+    assert not parse_task("For ledger-core, what's the alert-to-acknowledge target?", tenant="tyrell").event
+    assert not parse_task("What is the monthly cap on service credits with Vireo?", tenant="tyrell").event
+
+
+def test_a_month_that_places_the_event_is_not_a_proposed_date() -> None:
+    """"Was the FX problem in late August 2026 down to a stale rate cache?" asks a cause; its
+    month says which problem, not a date to check."""
+    assert asked_forms("Was the Globex FX problem in late August 2026 down to a stale rate cache?") == ()

@@ -427,8 +427,8 @@ def test_a_standing_rule_is_searched_among_the_sources_that_state_rules():
 
 
 def test_down_to_and_because_of_ask_for_a_cause():
+    from ragkit.text.asked import asked_forms
     from ragkit.text.relevance import CAUSAL_QUESTION
-    from ragkit.text.values import asked_forms
 
     for question in ("Was the Initech outage down to a bad certificate?",
                      "Did the batch fail because of the holiday calendar?",

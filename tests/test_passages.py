@@ -21,3 +21,11 @@ def test_an_exception_naming_the_proposed_value_is_about_the_question() -> None:
     asked = "Has Tyrell moved to the 15:00 EUR close yet?"
     assert not contrasts(asked, "Tyrell stays on 16:00 until cutover.")
     assert not contrasts("What is Tyrell's EUR close?", text)
+
+
+def test_two_swapped_letters_of_a_short_name_are_a_misspelling() -> None:
+    """"Strak" where the texts say "Stark": a five-letter name is read with two neighbouring
+    letters swapped back, but not with one letter changed ("Stark" is no misspelt "start")."""
+    assert respelled(["Strak"], ["Stark's double payouts in August"]) == ("Stark",)
+    assert respelled(["Stark"], ["start of the run"]) == ("Stark",)
+    assert respelled(["Wayen"], ["Wayne escalations", "Wayne's cutoff"]) == ("Wayne",)

@@ -19,6 +19,7 @@ from ragkit.text import (
     BUNDLED_PROFILE_PATH,
     PROFILE_FIELDS,
     CorpusProfile,
+    asked,
     bundled_profile,
     derive_profile,
     load_profile,
@@ -184,8 +185,8 @@ def test_bundled_profile_equals_the_lists_the_modules_use() -> None:
     assert value_patterns.STATUS_WORDS.split("|") == list(p.statuses)
     assert set(p.not_people) <= value_patterns.NOT_PEOPLE
     assert relevance.NOT_CODES == set(p.not_codes)
-    assert values.asked_forms("Which commit fixed OPS-3318?") == ("id",)
-    assert values.asked_id_shape("Which rollout fixed OPS-8013?") == "key"
+    assert asked.asked_forms("Which commit fixed OPS-3318?") == ("id",)
+    assert asked.asked_id_shape("Which rollout fixed OPS-8013?") == "key"
     assert judging.FRAME == frozenset(p.frame_words) and judging.GENERIC == frozenset(p.generic_words)
     assert moves.CONTRADICTION_TERMS == p.contradiction_terms
     assert reading.ROLES["thread"] == ("ticket", "ticket_comment", "postmortem")

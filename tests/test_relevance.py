@@ -97,7 +97,7 @@ def test_codes_are_three_capitals_that_are_not_clock_words() -> None:
 
 
 def test_a_sentence_about_a_sibling_contrasts_with_the_question() -> None:
-    from ragkit.text.relevance import contrasting
+    from ragkit.text.contrast import contrasting
 
     disputes = "Questions from Hooli's disputes team are answered within 6 business hours."
     assert contrasting("How fast do we answer a question from Hooli's treasury team?", disputes, disputes)
@@ -146,7 +146,7 @@ def test_a_table_row_answers_by_the_column_the_question_asks_for() -> None:
 
 
 def test_a_proper_name_is_no_sibling_of_the_thing_asked_about() -> None:
-    from ragkit.text.relevance import contrasting
+    from ragkit.text.contrast import contrasting
 
     row = "| acme-25788 | USD | Solent Bank |"
     question = "She wants us to chase the receiving bank. Which bank is that account with?"

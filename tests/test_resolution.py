@@ -1065,3 +1065,65 @@ def test_the_title_line_of_a_record_names_its_key() -> None:
     record = resolve("Thorsby owns a ticket about a rounding drift in the batch close. What's its key?",
                      [owner, top], "2025-07-01")
     assert record.decision is not None and record.decision.surface == "OPS-1847", record.decision
+
+
+def test_the_questions_identifier_counts_once_for_a_row() -> None:
+    """A timeline row that names the asked ticket ("| 07:34 | OPS-1935 opened |") does not beat
+    the row that states the asked event ("| 11:34 | workaround in place |") by naming it."""
+    timeline = ev("pm-umbrella-ops-1935", "## Timeline\n\n| Time (UTC) | Event |\n|---|---|\n"
+                  "| 05:57 | first failure in the logs |\n| 07:34 | OPS-1935 opened |\n"
+                  "| 11:34 | workaround in place |", "timeline", authority="incident_review",
+                  source_type="postmortem", tenant="umbrella", title="Umbrella: misallocated refunds")
+    record = resolve("At what time was the workaround in place for OPS-1935?", [timeline], "2025-07-10")
+    assert record.decision is not None and record.decision.surface == "11:34", record.decision
+
+
+def test_a_table_row_for_another_month_does_not_answer() -> None:
+    """A quarterly table has a row per month; asked about February (or "Feb"), January's row is
+    another period's figure however many words it shares with the question."""
+    volumes = ev("wiki-initech-review-2026-q1", "| Month | Card captures | On-time payouts |\n|---|---|---|\n"
+                 "| January | 748,000 | 99.79% |\n| February | 323,000 | 99.69% |", "volumes",
+                 authority="operations", tenant="initech", title="Initech quarterly review")
+    for question in ("What share of Initech's payouts went out on time in February 2026?",
+                     "Initech on-time payout % for Feb 2026?"):
+        record = resolve(question, [volumes], "2026-05-01")
+        assert record.decision is not None and record.decision.surface == "99.69%", question
+
+
+def test_a_sentence_about_what_the_claim_is_likened_to_does_not_answer() -> None:
+    """"Does the commander hand over after 4 hours, same as the scribe?": the scribe's rule states
+    the proposed 4 hours, but it is the scribe's; the commander's sentence answers."""
+    book = ev("rb-incident-command", "The scribe hands over after 4 hours, and the incoming scribe reads "
+              "the whole channel. An incident commander hands over after 6 hours in the role.", "roles",
+              authority="operations", title="Incident command runbook")
+    record = resolve("Does the incident commander hand over after 4 hours, same as the scribe?", [book],
+                     "2026-02-01")
+    assert record.decision is not None and record.decision.surface == "6 hours", record.decision
+
+
+def test_a_clause_named_by_a_reference_states_what_the_reference_calls_it() -> None:
+    """"... subject to the cap in clause 12.4": clause 12.4 ("shall not exceed 10%") states the
+    cap though it never says "cap", and answers before the availability clause that shares more
+    of the question's words through its heading."""
+    meta = {"authority": "policy_owner", "source_type": "policy", "title": "Vireo Bank payment services"}
+    credits = ev("ctr-vireo", "## 6 Availability and service credits\n\n"
+                 "6.1 The Bank shall make the primary Channel available at least 99.8% of the "
+                 "time in each calendar month.\n6.2 If availability falls below that level, the Customer is "
+                 "entitled to service credits, subject to the cap in clause 12.4.",
+                 "6-availability-and-service-credits", **meta)
+    limits = ev("ctr-vireo", "## 12 Limits on liability\n\n12.4 The total service credits payable for any "
+                "calendar month shall not exceed "
+                "10% of the Monthly Fees for that month.", "12-limits-on-liability", **meta)
+    record = resolve("What is the monthly cap on service credits in our agreement with Vireo Bank?",
+                     [credits, limits], "2026-05-01")
+    assert record.decision is not None and record.decision.surface == "10%", record.decision
+
+
+def test_a_hyphenated_phrase_in_the_question_says_its_words() -> None:
+    """"page-to-acknowledgement" is a phrase, not a name: its words relate the question to the
+    "alert to acknowledge" row, not to the availability row."""
+    levels = ev("arch-ledger-core", "## Service levels\n\n| Measure | Target |\n|---|---|\n"
+                "| availability | 99.5% |\n| alert to acknowledge | 8 minutes |", "service-levels",
+                title="ledger-core architecture")
+    record = resolve("What's the page-to-acknowledgement target for ledger-core?", [levels], "2026-06-01")
+    assert record.decision is not None and record.decision.surface == "8 minutes", record.decision

@@ -198,7 +198,7 @@ def test_durations_in_business_hours_and_not_clause_numbers() -> None:
 
 
 def test_how_many_names_the_unit_that_answers() -> None:
-    from ragkit.text.values import asked_unit
+    from ragkit.text.asked import asked_unit
 
     assert asked_unit("How many closed batches of one tenant may be reopened?") == "batches"
     assert asked_unit("How many business days do we have?") == "business days"
@@ -208,7 +208,7 @@ def test_how_many_names_the_unit_that_answers() -> None:
 
 
 def test_a_proposed_measure_is_checked_not_searched_for() -> None:
-    from ragkit.text.values import without_measures
+    from ragkit.text.asked import without_measures
 
     question = "Is reserve-keeper expected to finish a batch within 30 minutes at p95?"
     assert "minutes" not in without_measures(question) and "p95" in without_measures(question)
@@ -272,7 +272,7 @@ def test_plain_english_names_for_an_identifier_a_share_a_count_and_a_date() -> N
 
 
 def test_the_most_of_a_plural_noun_counts_that_noun() -> None:
-    from ragkit.text.values import asked_unit
+    from ragkit.text.asked import asked_unit
 
     assert asked_unit("What's the most redeliveries allowed before we give up?") == "redeliveries"
     assert asked_unit("How many retries are permitted per payout?") == "retries"

@@ -35,16 +35,20 @@ def _digest(words: frozenset[str]) -> str:
 
 
 def test_task_stopwords_are_the_former_taskparse_list() -> None:
-    # size and digest of taskparse.STOPWORDS before the move (commit af8ea8f): not one word changed
-    assert len(TASK_STOPWORDS) == 157
-    assert _digest(TASK_STOPWORDS) == "9ebad10775baf64f"
-    assert {"please", "happened", "anything", "what", "our"} <= TASK_STOPWORDS
+    # size and digest of taskparse.STOPWORDS before the move (commit af8ea8f: 157 words,
+    # 9ebad10775baf64f), plus "within", "according" and "supposed" (issue 21: "within what time are
+    # we supposed to acknowledge ..., according to its design note?" asks none of them)
+    assert len(TASK_STOPWORDS) == 160
+    assert _digest(TASK_STOPWORDS) == "4c0979dd87317509"
+    assert {"please", "happened", "anything", "what", "our", "within", "according", "supposed"} <= TASK_STOPWORDS
 
 
 def test_question_stopwords_are_the_former_relevance_list() -> None:
-    # size and digest of relevance.STOP_WORDS before the move (commit af8ea8f)
-    assert len(QUESTION_STOPWORDS) == 101
-    assert _digest(QUESTION_STOPWORDS) == "6ae6a16b91da2f65"
+    # size and digest of relevance.STOP_WORDS before the move (commit af8ea8f: 101 words,
+    # 6ae6a16b91da2f65), plus "within" (issue 21: "within 3 business days" is not about a question
+    # that asks "within what time")
+    assert len(QUESTION_STOPWORDS) == 102
+    assert _digest(QUESTION_STOPWORDS) == "a8df06836aaf34ff"
 
 
 def test_the_two_stop_lists_differ_as_documented() -> None:
@@ -53,7 +57,7 @@ def test_the_two_stop_lists_differ_as_documented() -> None:
         "applies", "apply", "own", "same", "set", "sets", "stand", "uses", "value", "values", "work", "works",
     ]
     assert "please" in TASK_STOPWORDS and "please" not in QUESTION_STOPWORDS
-    assert len(TASK_STOPWORDS - QUESTION_STOPWORDS) == 68
+    assert len(TASK_STOPWORDS - QUESTION_STOPWORDS) == 70
 
 
 def test_weekdays() -> None:

@@ -54,10 +54,11 @@ from ragkit.evidence.citations import verify
 from ragkit.evidence.resolution import resolve
 from ragkit.evidence.spans import Evidence
 from ragkit.models.tokens import count_tokens
+from ragkit.text.asked import asked_kind
 from ragkit.text.normalise import normalise_value
 from ragkit.text.profile import CorpusProfile, active_profile, using_profile
 from ragkit.text.taskparse import jaccard, normalise_query
-from ragkit.text.values import asked_kind, read_values
+from ragkit.text.values import read_values
 from ragkit.tools.toolbox import Toolbox
 
 __all__ = ["Agent", "ask_offline"]

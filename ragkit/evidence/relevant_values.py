@@ -1,7 +1,7 @@
 """Rule 6, relevance: the value each source states about the question, with the sentence it rests on.
 
 For every item still open, :func:`read_relevant_values` reads the values of the asked forms
-(:func:`ragkit.text.values.asked_forms`; for a free-text question, its sentences) and keeps the one
+(:func:`ragkit.text.asked.asked_forms`; for a free-text question, its sentences) and keeps the one
 whose sentence, situated by its section heading and table header
 (:func:`ragkit.text.relevance.context`), shares the most with the question: its content-word stems
 (:data:`ragkit.text.words.SAME_MEANING` classes match each other), the tenant or identifiers it
@@ -26,9 +26,10 @@ import re
 
 from ragkit.evidence.fit import situated_sentence
 from ragkit.evidence.resolution_state import Item, Resolution, names_identifier, refers_to
+from ragkit.text.contrast import contrasting
 from ragkit.text.normalise import normalise_value
-from ragkit.text.ranges import in_band
-from ragkit.text.references import clause_span, definitions, holds, references
+from ragkit.text.ranges import in_band, other_month
+from ragkit.text.references import clause_span, definitions, holds, named_references, references
 from ragkit.text.relevance import (
     CAUSE,
     CODE,
@@ -38,11 +39,11 @@ from ragkit.text.relevance import (
     NOT_CODES,
     ROOT_CAUSE,
     context,
-    contrasting,
     illustrative,
     is_heading_or_table_head,
     is_table_row,
     mentions,
+    named_instance,
     table_cell,
 )
 from ragkit.text.value_patterns import FORM_KIND
@@ -65,7 +66,10 @@ def read_relevant_values(r: Resolution) -> None:
     relation = r.predicate - code_stems - word_stems(" ".join([*r.ids, *r.entities]))
     stating = _stating(r)
     foreign = tuple(r.foreign_prefixes)  # the keys of other record types than the one asked
+    id_stems = word_stems(" ".join(r.ids))
     r.predicate |= _defined_terms(r)
+    # "subject to the cap in clause 12.4": clause 12.4 of that document states the cap
+    called = {(it.ev.doc_id, n): what for it in r.alive() for what, n in named_references(it.ev.text)}
     for it in r.alive():
         candidates: list[tuple[float, Value, frozenset[str], str]] = []
         text = it.ev.text
@@ -108,20 +112,25 @@ def read_relevant_values(r: Resolution) -> None:
                 continue  # an example's figures are one occurrence's, not the rule's (unless asked)
             row = is_table_row(sentence)
             band = in_band(r.ask, sentence) if row else None
-            if band is False:
-                continue  # a schedule's row for another band than the figure the question names
+            if band is False or row and other_month(r.question, sentence):
+                continue  # a schedule's row for another band (or month) than the question names
             if not r.forms and (cell := table_cell(text, a, b, r.ask)) is not None:
                 x, y = cell  # a table row answers by the column the question asks for ("which bank")
                 v = Value("text", normalise_value("text", text[x:y]), text[x:y], x, y, "text")
+            elif not r.forms and (instance := named_instance(text, a, b, r.ask)) is not None:
+                x, y = instance  # "Which merchant ...?": the identifier after "merchant"
+                v = Value("id", normalise_value("id", text[x:y]), text[x:y], x, y, "id")
             if v.form == "status" and not re.search(r"\b(status|state|result)\b", sentence, re.I):
                 continue  # a status is stated by a status field; "until this is closed" states none
             if v.form == "person" and v.surface.lower() in r.tenants:
                 continue  # a tenant's name is not a person's
             # a table's value is situated by its own column's header, not the other columns'
             situated = sentence + "\n" + context(text, v.start, cell=bool(r.forms))
+            if opening := re.match(r"\s*(\d+(?:\.\d+)+)\b", sentence):
+                situated += " " + called.get((it.ev.doc_id, opening.group(1)), "")
             if contrasting(r.ask, sentence, situated + " " + it.ev.envelope.title):
                 continue  # "disputes team" where the question asks about the treasury team
-            matched = word_stems(situated) & r.predicate
+            matched = word_stems(situated) & r.predicate - id_stems  # (an id counts once: named_here)
             conditional = any(c.lower() in sentence.lower() for c in it.ev.envelope.conditions)
             if matched and matched <= code_stems and not conditional:
                 # a value's own currency ("EUR 12,600") does not relate it to "the EUR sweep

@@ -30,7 +30,7 @@ live in modules of their own: 1-5 and 7 in :mod:`ragkit.evidence.envelope_rules`
    effect. Chains are followed through ids missing from the evidence (A supersedes B, B
    supersedes C, only A and C delivered: C is superseded by A, and the record says B was
    missing). A named successor that is not in the evidence is put in ``to_confirm``.
-6. **relevance**: the values of the asked kind (:func:`ragkit.text.values.asked_forms`) are read
+6. **relevance**: the values of the asked kind (:func:`ragkit.text.asked.asked_forms`) are read
    from each span, each with its sentence (situated by the section heading and, for a table
    row, the table header). A value counts when its sentence shares a content word with the
    question, names the question's tenant or identifier, or states the source's own condition;
@@ -46,7 +46,7 @@ live in modules of their own: 1-5 and 7 in :mod:`ragkit.evidence.envelope_rules`
    (``| DKK | 10:30 |``) but none the question names (``CHF``) does not answer it. When no value
    anywhere relates to the question's words, only values in sources that the question's
    identifiers lead to (by links) count. Identifier questions keep identifiers of the asked
-   shape (:func:`ragkit.text.values.asked_id_shape`: a commit is a hash, a rollout a key).
+   shape (:func:`ragkit.text.asked.asked_id_shape`: a commit is a hash, a rollout a key).
    Free-text questions (why, what caused) take the best-matching *causal* sentence (none:
    insufficient); "what does it require" prefers a sentence that says what must happen;
    sentences are not compared as values.
@@ -109,7 +109,7 @@ def resolve(
     """Resolve delivered evidence into a :class:`DecisionRecord` (rules in the module docstring).
 
     Args:
-        question: the task as asked; it decides the kind of value (:func:`ragkit.text.values.asked_kind`),
+        question: the task as asked; it decides the kind of value (:func:`ragkit.text.asked.asked_kind`),
             the tenant it is about and the identifiers it names.
         evidence: the delivered spans (excerpts of one citation are read as one, :meth:`Evidence.joined`).
         as_of: the snapshot time (ISO date or datetime; a bare date means midnight UTC, as

@@ -28,6 +28,14 @@ from ragkit.core.scope import Scope, as_scope
 from ragkit.evidence.decision import Conflict
 from ragkit.evidence.fit import SentenceFit
 from ragkit.evidence.spans import Evidence
+from ragkit.text.asked import (
+    asked_forms,
+    asked_id_shape,
+    asked_kind,
+    asked_unit,
+    proposed_identifiers,
+    without_measures,
+)
 from ragkit.text.asking import ask_of, is_yes_no
 from ragkit.text.profile import active_profile
 from ragkit.text.profile_views import ProfileMap
@@ -40,17 +48,9 @@ from ragkit.text.relevance import (
     named_month,
     negated_terms,
     question_terms,
+    unexcluded,
 )
-from ragkit.text.values import (
-    Value,
-    asked_forms,
-    asked_id_shape,
-    asked_kind,
-    asked_unit,
-    proposed_identifiers,
-    read_values,
-    without_measures,
-)
+from ragkit.text.values import Value, read_values
 from ragkit.text.words import stem
 
 #: Authority ranks (the profile's ``authority_ranks``; equal to :data:`ragkit.core.records.AUTHORITY_RANK`).
@@ -192,7 +192,7 @@ class Resolution:
         self.ask = ask
         self.yes_no = is_yes_no(question)
         self.forms = asked_forms(question)
-        self.causal = bool(CAUSAL_QUESTION.search(ask))
+        self.causal = bool(CAUSAL_QUESTION.search(unexcluded(ask)))  # not "... without cause?"
         self.deontic = bool(DEONTIC_QUESTION.search(ask))
         self.kind = asked_kind(question)
         self.shape = asked_id_shape(ask) if "id" in self.forms else None

@@ -18,8 +18,8 @@ from ragkit.core.errors import ValidationError
 from ragkit.evidence.resolution import resolve
 from ragkit.exercises.cells import check_cell, md, setup, solution_blocks, work
 from ragkit.exercises.core import Blank, Exercise, Failure, NotAttempted
+from ragkit.text.asked import asked_kind
 from ragkit.text.normalise import normalise_value
-from ragkit.text.values import asked_kind
 
 __all__ = ["CELLS", "EXERCISE", "check", "hint", "solution", "check_values", "broken_records"]
 

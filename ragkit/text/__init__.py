@@ -1,6 +1,8 @@
 """Reading text without models: words and stems, value normalisation and reading, task parsing,
 relevance cues, untrusted-text checks; the corpus profile (corpus knowledge as data) and its derivation."""
 
+from ragkit.text.asked import asked_forms, asked_id_shape, asked_kind, asked_unit
+from ragkit.text.contrast import contrasting
 from ragkit.text.normalise import MONTH_NUMBER, MONTHS, VALUE_KINDS, normalise_value
 from ragkit.text.profile import (
     BUNDLED_PROFILE_PATH,
@@ -36,7 +38,6 @@ from ragkit.text.relevance import (
     ROOT_CAUSE,
     condition_event,
     context,
-    contrasting,
     is_heading_or_table_head,
     mentions,
     named_codes,
@@ -72,16 +73,7 @@ from ragkit.text.value_patterns import (
     NOT_PEOPLE,
     STATUS_WORDS,
 )
-from ragkit.text.values import (
-    Value,
-    asked_forms,
-    asked_id_shape,
-    asked_kind,
-    asked_unit,
-    read_values,
-    sentence_at,
-    sentence_spans,
-)
+from ragkit.text.values import Value, read_values, sentence_at, sentence_spans
 from ragkit.text.words import (
     ID_SHAPE_PATTERNS,
     ID_SHAPES,

@@ -45,7 +45,7 @@ _BACK = re.compile(r"\b(it|its|that|this|they|them|their|those|these|one|he|she|
 # a question that opens with an auxiliary verb asks yes or no; so does a statement with a tag
 #: The words that open an English question: question words, auxiliary verbs, and the prepositions
 #: a question word may follow ("on which date", "after how many"). Written once; every pattern
-#: below and :func:`ragkit.text.values.asked_forms` build on them.
+#: below and :func:`ragkit.text.asked.asked_forms` build on them.
 QUESTION_WORDS = "what|which|who|whom|whose|when|where|why|how"
 AUXILIARIES = "is|are|was|were|do|does|did|has|have|had|can|could|should|will|would|may|must|am"
 QUESTION_PREPOSITIONS = "on|in|at|by|for|after|before|above|below|under|within|from|to|with|of"
@@ -199,10 +199,12 @@ _MODAL = re.compile(
 )
 
 # the simple present asks what holds as a rule or habit ("When does the batch close?", "By what time
-# do payments have to be in?"), and so does a hypothetical ("If we wanted out, how much notice would
+# do payments have to be in?"), and so does what someone is expected to do ("within what time are
+# we supposed to acknowledge?") and a hypothetical ("If we wanted out, how much notice would
 # we owe?"); the past ("When did it close?") asks what happened
 _HABITUAL = re.compile(
-    r"\b(?:do|does)\b(?!\s+not\b)|\b(?:have|has|need|needs)\s+to\b|\b(?:would|could)\b(?!\s+have\b)",
+    r"\b(?:do|does)\b(?!\s+not\b)|\b(?:have|has|need|needs)\s+to\b|\b(?:would|could)\b(?!\s+have\b)|"
+    r"\b(?:supposed|expected|obliged|required)\s+to\b",
     re.IGNORECASE,
 )
 

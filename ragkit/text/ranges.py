@@ -5,7 +5,8 @@ A schedule states one answer per band ("Tier 5 | 10,001 to 25,000 | head of oper
 row whose band holds 30,000, whatever words the other rows share with the question.
 :func:`in_band` says whether a sentence's band holds a figure the question names: ``True`` (it
 does), ``False`` (it states a band, and no figure of the question falls in it) or ``None`` (the
-sentence states no band, or the question names no figure).
+sentence states no band, or the question names no figure). A period is a band too: a table row
+for one month (:func:`other_month`) does not answer a question about another.
 
 Example:
     >>> q = "Who may grant a EUR 30,000 goodwill credit?"
@@ -15,13 +16,19 @@ Example:
     False
     >>> in_band(q, "Credits are logged daily."), in_band("Who grants credits?", "Tier 6 | 25,001 to 50,000 |")
     (None, None)
+    >>> other_month("On-time payouts in February 2026?", "| January | 748,000 | 99.79% |")
+    True
+    >>> other_month("On-time payout % for Feb?", "| February | 323,000 | 99.69% |")
+    False
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["figures", "bands", "in_band"]
+from ragkit.text.normalise import MONTH_NUMBER
+
+__all__ = ["figures", "bands", "in_band", "other_month"]
 
 _NUMBER = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
 # "25,001 to 50,000", "25,001 - 50,000", "25,001–50,000" (not a date, a time or a clause number)
@@ -68,3 +75,18 @@ def in_band(question: str, sentence: str) -> bool | None:
     if not stated:
         return None
     return any(lo <= x <= hi for x in asked for lo, hi in stated)
+
+
+def other_month(question: str, row: str) -> bool:
+    """Whether a table ``row`` is labelled with a month (its first cell) that the question, which
+    names a month, does not name: "| January | ... |" does not answer a question about February."""
+    cells = [c.strip().lower() for c in row.strip().strip("|").split("|")]
+    label = _month(cells[0].split()[0]) if cells and cells[0] else None
+    words = re.findall(r"[A-Za-z]+", question)  # (the modal "may" is no month: "May" inside a sentence is)
+    asked = {m for i, w in enumerate(words) if (m := _month(w.lower())) and (m != "may" or w == "May" and i)}
+    return label is not None and bool(asked) and label not in asked
+
+
+def _month(word: str) -> str | None:
+    """The month ``word`` names, written out or cut to three letters ("Feb"), else ``None``."""
+    return next((m for m in MONTH_NUMBER if word in (m, m[:3]) or word == "sept" == m[:4]), None)

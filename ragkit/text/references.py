@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["REFERENCE", "references", "holds", "clause_span", "definitions"]
+__all__ = ["REFERENCE", "references", "named_references", "holds", "clause_span", "definitions"]
 
 #: A reference to a numbered part of the same document ("clause 9.1", "section 4", "Schedule B").
 REFERENCE = re.compile(
@@ -44,6 +44,25 @@ def references(text: str) -> list[tuple[str, str]]:
     for m in REFERENCE.finditer(text):
         found.setdefault((m.group(1).lower(), m.group(2)), None)
     return list(found)
+
+
+# "subject to the cap in clause 12.4": what a reference calls the part it names
+_NAMED_REFERENCE = re.compile(
+    r"\bthe\s+((?:[a-z][a-z-]*\s+){0,2}[a-z][a-z-]*)\s+(?:in|under|of|set out in)\s+"
+    r"(clause|section|paragraph)\s+(\d+(?:\.\d+)+)\b",
+    re.IGNORECASE,
+)
+
+
+def named_references(text: str) -> list[tuple[str, str]]:
+    """The numbered clauses ``text`` refers to by what they hold, as ``(what, number)``: "subject
+    to the cap in clause 12.4" says that clause 12.4 states the cap, in whatever words it uses.
+
+    Example:
+        >>> named_references("Credits are due under Schedule 2, subject to the cap in clause 12.4.")
+        [('cap', '12.4')]
+    """
+    return [(m.group(1).lower(), m.group(3)) for m in _NAMED_REFERENCE.finditer(text)]
 
 
 def holds(anchor: str, text: str, kind: str, number: str) -> bool:

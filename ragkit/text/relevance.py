@@ -22,9 +22,11 @@ import re
 
 from ragkit.text.normalise import MONTH_NUMBER
 from ragkit.text.profile_views import ProfileRegex, ProfileSeq, ProfileWords
-from ragkit.text.words import QUESTION_STOPWORDS, TASK_STOPWORDS, WEEKDAYS, compound_stems, stem, word_stems
+from ragkit.text.words import QUESTION_STOPWORDS, TASK_STOPWORDS, WEEKDAYS, stem, word_stems
 
 __all__ = [
+    "unexcluded",
+    "named_instance",
     "MONTH_NAMES",
     "COMPLETED",
     "CONDITION",
@@ -41,7 +43,6 @@ __all__ = [
     "named_codes",
     "with_codes",
     "question_terms",
-    "contrasting",
     "context",
     "is_heading_or_table_head",
     "is_table_row",
@@ -58,9 +59,14 @@ def question_terms(text: str) -> set[str]:
     Example:
         >>> sorted(question_terms("Which settlement cutoff applies to Acme's Monday EUR batch?"))
         ['acme', 'batch', 'cutof', 'eur', 'settl']
+        >>> sorted(question_terms("What's ledger-core's page-to-acknowledgement target?"))
+        ['ackno', 'ledge', 'page', 'targe']
     """
     out = set()
-    for w in re.findall(r"[a-z][a-z0-9_-]*", text.lower().replace("'s", "")):
+    words = re.findall(r"[a-z][a-z0-9_-]*", text.lower().replace("'s", ""))
+    # a hyphenated phrase ("page-to-acknowledgement") says its words; a name ("ledger-core") is one
+    words = [p for w in words for p in (w.split("-") if set(w.split("-")) & QUESTION_STOPWORDS else [w])]
+    for w in words:
         w = w.strip("-_")
         if (len(w) < 3 or w in QUESTION_STOPWORDS or w in MONTH_NUMBER
                 or (w[:3] in {m[:3] for m in MONTH_NUMBER} and len(w) <= 4)):
@@ -73,18 +79,36 @@ def question_terms(text: str) -> set[str]:
 
 def negated_terms(text: str) -> set[str]:
     """Stems of the words a question rules out ("without any breach on their side", "other than
-    fraud"): the first two content words after *without*, *except*, *excluding*, *other than* or
-    *apart from*. A sentence about them states the case the question excludes.
+    fraud") or likens its subject to ("same as the scribe"): the first two content words after
+    *without*, *except*, *excluding*, *other than*, *apart from*, *same as*, *unlike* or *as with*.
+    A sentence about them states the other case, not the one asked.
 
     Example:
         >>> sorted(negated_terms("How much notice ends the agreement without any breach on their side?"))
         ['breac']
+        >>> sorted(negated_terms("Does the incident commander hand over after 4 hours, same as the scribe?"))
+        ['scrib']
     """
     out: set[str] = set()
-    for m in re.finditer(r"\b(?:without|except|excluding|other than|apart from)\b((?:\W+[\w'-]+){1,4})",
-                         text, re.IGNORECASE):
+    for m in _EXCLUDED.finditer(text):
         out |= set(sorted(question_terms(m.group(1)), key=m.group(1).lower().find)[:2])
     return out
+
+
+_EXCLUDED = re.compile(r"\b(?:without|except|excluding|other than|apart from|same as|unlike|as with)\b"
+                       r"((?:\W+[\w'-]+){1,4})", re.IGNORECASE)
+
+
+def unexcluded(text: str) -> str:
+    """``text`` without the first word the question rules out after *without*, *except* (...):
+    "end the agreement without cause" asks for notice, not for a cause.
+
+    Example:
+        >>> unexcluded("How much notice ends our agreement without cause?")
+        'How much notice ends our agreement ?'
+    """
+    return re.sub(r"\b(?:without|except|excluding|other than|apart from)\s+(?:any\s+|a\s+)?[\w'-]+\s*", "",
+                  text, flags=re.IGNORECASE)
 
 
 #: A sentence says something was completed (the profile's ``completion_cues``).
@@ -281,6 +305,24 @@ def table_cell(text: str, a: int, b: int, question: str) -> tuple[int, int] | No
     return chosen[0] if len(chosen) == 1 else None
 
 
+def named_instance(text: str, a: int, b: int, question: str) -> tuple[int, int] | None:
+    """The identifier after the noun a "which X" question asks for, in ``text[a:b]``, as
+    ``(start, end)``: "Which merchant ...?" is answered by the M69123 of "wants merchant M69123".
+
+    Example:
+        >>> t = "Stark wants merchant M69123 on manual release."
+        >>> a, b = named_instance(t, 0, len(t), "Which merchant does OPS-5360 want released?"); t[a:b]
+        'M69123'
+    """
+    m = re.search(r"\b(?:which|what)\s+([a-z]{3,})\b", question.lower())
+    if m is None or m.group(1) in TASK_STOPWORDS:
+        return None
+    found = re.search(rf"\b{m.group(1)}s?\s+([A-Za-z][\w-]*\d[\w-]*)", text[a:b], re.IGNORECASE)
+    if found is None or mentions(question, found.group(1)):
+        return None
+    return a + found.start(1), a + found.end(1)
+
+
 def mentions(text: str, word: str) -> bool:
     """Whether ``text`` names ``word`` as a whole word (any case; ``-`` joins words).
 
@@ -289,91 +331,3 @@ def mentions(text: str, word: str) -> bool:
         (True, False)
     """
     return re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", text, re.IGNORECASE) is not None
-
-
-#: Modifiers that rate or place a thing rather than tell it from its siblings ("the *current*
-#: cutoff"): never a contrast.
-_NOT_CONTRASTING = frozenset(
-    "current latest present actual usual normal standard default maximum minimum total overall exact "
-    "whole given same other first last next previous final official formal real main specific "
-    "particular general single each every".split()
-)
-_WORD = re.compile(r"[a-z][a-z]+(?:-[a-z]+)*")
-# a word after a modal or "to" is a verb ("may exceed the retention period"), not a modifier
-_VERB_BEFORE = frozenset("may must can shall will should would could to not never does did do".split())
-# what opens a noun phrase, before its modifier ("the *daily* deadline")
-_DETERMINERS = frozenset("the a an our their its your my his her this that these those".split())
-
-
-def _pairs(text: str, *, in_noun_phrase: bool = False) -> list[tuple[str, str]]:
-    """Adjacent (modifier, head) pairs of words in one phrase, lower case: no punctuation between
-    them, no possessive modifier ("platform's retention" is an owner, not a kind of retention) and
-    no modifier in a verb's place. ``in_noun_phrase``: only modifiers that follow a determiner or
-    an owner's name ("the *daily* deadline", "Hooli's *treasury* team")."""
-    out = []
-    parts = re.split(r"([^\w\s'-]+|'s\b)", text.lower())
-    for k in range(0, len(parts), 2):
-        words = _WORD.findall(parts[k])
-        owned = k > 0 and parts[k - 1] == "'s"  # a phrase after "'s" starts with what is owned
-        for n in range(1, len(words)):
-            if n >= 2 and words[n - 2] in _VERB_BEFORE:
-                continue
-            if in_noun_phrase and not (words[n - 2] in _DETERMINERS if n >= 2 else owned):
-                continue
-            out.append((words[n - 1], words[n]))
-    return out
-
-
-# function words the stop lists leave in (they are no modifiers: "within business days")
-_FUNCTION = frozenset(
-    "many much more most less least within both either neither ours yours theirs long often".split()
-)
-
-
-def _content(word: str) -> bool:
-    return (
-        len(word) >= 4
-        and word not in TASK_STOPWORDS
-        and word not in QUESTION_STOPWORDS
-        and word not in _FUNCTION
-    )
-
-
-def _proper(sentence: str, word: str, opener: int) -> bool:
-    """Whether ``word`` is capitalised in ``sentence`` somewhere other than its first word (a name)."""
-    return any(
-        m.start() != opener
-        for m in re.finditer(rf"(?<![\w-]){re.escape(word.capitalize())}(?![\w-])", sentence)
-    )
-
-
-def contrasting(question: str, sentence: str, situated: str) -> str | None:
-    """The question's phrase that ``sentence`` swaps for a sibling's, or ``None``.
-
-    A sentence that says "disputes team" where the question asks about the "treasury team" (and
-    never names the treasury) states a neighbouring fact: the same head word with another
-    modifier. Codes are judged elsewhere (:data:`CODE`); modifiers that rate rather than tell
-    apart ("current", "maximum") never contrast.
-
-    Example:
-        >>> s = "Questions from Hooli's disputes team are answered within 6 business hours."
-        >>> contrasting("How fast do we answer Hooli's treasury team?", s, s)
-        'treasury team'
-        >>> contrasting("How fast do we answer Hooli's disputes team?", s, s) is None
-        True
-    """
-    have = compound_stems(situated)
-    found: dict[str, set[str]] = {}
-    opener = re.search(r"[A-Za-z]+", sentence)
-    for mod, head in _pairs(sentence):
-        if _proper(sentence, mod, opener.start() if opener else 0):
-            continue  # "Solent Bank" names one bank; it is no kind of bank beside "the receiving bank"
-        if _content(mod) and _content(head) and mod not in _NOT_CONTRASTING:
-            found.setdefault(head.removesuffix("s"), set()).add(stem(mod))
-    for mod, head in _pairs(question, in_noun_phrase=True):
-        if not (_content(mod) and _content(head)) or mod in _NOT_CONTRASTING:
-            continue
-        others = found.get(head.removesuffix("s"))  # the same noun ("team"), not a kin ("confirms")
-        if others and stem(mod) not in others and not (compound_stems(mod) & have):
-            return f"{mod} {head}"
-    return None

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 
 from ragkit.core.errors import ValidationError
 from ragkit.core.records import parse_time
+from ragkit.text.asked import proposed_identifiers
 from ragkit.text.asking import (
     ask_of,
     asks_obligation,
@@ -50,7 +51,6 @@ from ragkit.text.asking import (
 from ragkit.text.normalise import MONTHS
 from ragkit.text.profile_views import ProfileRegex, ProfileWords
 from ragkit.text.relevance import with_codes
-from ragkit.text.values import proposed_identifiers
 from ragkit.text.words import TASK_ID_PATTERNS, TASK_STOPWORDS, WEEKDAYS, prefix5
 
 __all__ = [
@@ -67,6 +67,8 @@ __all__ = [
 
 _MONTH_RE = "|".join(m.capitalize() for m in MONTHS) + "|" + "|".join(m[:3].capitalize() for m in MONTHS)
 
+# "according to its design note", "as per the runbook": the source the answer should come from
+_SOURCED = re.compile(r"\b(?:according to|as per)\s+((?:[\w'-]+\s*){1,4})", re.IGNORECASE)
 # words that mark a question about what happened (an event), not which rule holds
 _EVENT = ProfileRegex("event_cues", re.IGNORECASE)
 
@@ -358,7 +360,9 @@ def parse_task(task: str, *, tenant: str = "*", as_of: object = None) -> TaskFra
     asked = set(content_words(with_codes(ask), drop=id_words))
     # a name a yes/no question proposes ("Is Hakimi the assignee?") is checked, not asked about
     name_words = {n.lower() for n in names} | {lowered_tenant} | month_words | {p.lower() for p in proposed}
-    predicate = tuple(w for w in words if w not in name_words and w in asked)
+    # "according to its design note" says where to look, not what is asked of it
+    sourced = {w for m in _SOURCED.finditer(ask) for w in content_words(m.group(1))}
+    predicate = tuple(w for w in words if w not in name_words and w in asked and w not in sourced)
     valid_at = None if event else (date or (moment.date().isoformat() if moment else None))
     # the codes the questions name ("US dollar" names USD); an acronym in the sentence a question
     # leans on says who is asking ("Umbrella's AP team"), not what the answer is about

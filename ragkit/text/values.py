@@ -5,8 +5,8 @@ cutoff of 16:00 against one of 15:00, EUR 25,000 against EUR 40,000. This module
 reads them. :func:`read_values` finds every value of a kind in a text and returns
 :class:`Value` records whose ``start``/``end`` point at the characters they were read
 from (``text[v.start:v.end] == v.surface``), so that every decision can point at
-the characters it rests on. :func:`asked_kind` maps a question to the kind of value
-it asks for.
+the characters it rests on. What kind of value a question asks for is read by
+:mod:`ragkit.text.asked`.
 
 Values are normalised with :func:`ragkit.text.normalise.normalise_value` (one normaliser for
 the whole kit): ``"3 pm"`` and ``"15:00"`` both read as ``"15:00"``.
@@ -23,8 +23,6 @@ Example:
     [('16:00', 11, 16), ('14:00', 29, 33)]
     >>> read_values("The threshold is EUR 25,000.", "amount")[0].value
     'EUR 25000'
-    >>> asked_kind("Which settlement cutoff applies to Acme's Monday EUR batch on 19 January 2026?")
-    'time'
 """
 
 from __future__ import annotations
@@ -34,37 +32,19 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from ragkit.core.errors import ValidationError
-from ragkit.text.asking import (
-    QUESTION_PREPOSITIONS,
-    QUESTION_WORDS,
-    ask_of,
-    is_yes_no,
-    proposed_names,
-    questions_of,
-)
 from ragkit.text.normalise import VALUE_KINDS, normalise_value
-from ragkit.text.profile_views import ProfileSeq
 from ragkit.text.value_patterns import (
     CURRENCIES,
-    DURATION_QUALIFIERS,
     FORM_KIND,
     FORM_PATTERNS,
     FORMS,
     KIND_FORMS,
-    MONTH_WORDS,
     NOT_PEOPLE,
 )
-from ragkit.text.words import id_shape
 
 __all__ = [
     "Value",
     "read_values",
-    "asked_kind",
-    "asked_forms",
-    "asked_id_shape",
-    "asked_unit",
-    "proposed_identifiers",
-    "without_measures",
     "sentence_spans",
     "sentence_at",
 ]
@@ -163,202 +143,6 @@ def read_values(text: str, kind: str | None = None, *, forms: Sequence[str] | No
             continue
         out.append(v)
     return out
-
-
-# --------------------------------------------------------------------------------------
-# what a question asks for
-
-# the profile's ``ask_rules``: (pattern, forms), first match wins
-_ASK_RULES: ProfileSeq[tuple[str, tuple[str, ...]]] = ProfileSeq(lambda p: p.ask_rules)
-
-# a question word that opens a clause (perhaps after a preposition: "on which date", "after how
-# many") and the three words after it; not "when", which asks a date or a time of day alike
-_PHRASE_WORDS = "|".join(w for w in QUESTION_WORDS.split("|") if w != "when")
-_QUESTION_PHRASE = re.compile(
-    rf"(?:^|[,:;?.]\s*|\band\s+)(?:(?:{QUESTION_PREPOSITIONS})\s+)?"
-    rf"(?:{_PHRASE_WORDS})(?:'s)?\b(?:\s+[\w'-]+){{0,3}}"
-)
-
-
-def asked_forms(question: str) -> tuple[str, ...]:
-    """The forms of value a question asks for, most likely first; ``()`` for a free-text answer.
-
-    Only the part of a message that asks is read (:func:`ragkit.text.asking.ask_of`). Rules are
-    tried in order, first on the question phrases (a question word that opens a clause and the
-    three words after it: "which rollout carried", "how long is"; not "when", which asks a date or
-    a time of day alike), then on the whole ask; the first whose pattern matches wins (documented
-    regexes, not a model: extend the profile's ``ask_rules`` for a new domain). A yes/no question
-    (:func:`ragkit.text.asking.is_yes_no`) that proposes a value ("still 11:15?", "an 8%
-    reserve?") asks for a value of that value's form: its forms come first.
-
-    Example:
-        >>> asked_forms("Which commit fixed OPS-3318?"), asked_forms("Why did the batch fail?")
-        (('id',), ())
-        >>> asked_forms("Follow OPS-1891 to the policy: what limit does the clause set?")[:2]
-        ('amount', 'duration')
-        >>> asked_forms("Are we still capped at 3 retries for payouts?")[0]
-        'count'
-        >>> asked_forms("Which rollout carried the fix for the early cutoff?")
-        ('id',)
-    """
-    ask = ask_of(question)
-    q = ask.lower()
-    ruled: tuple[str, ...] = ()
-    # "which rollout carried" says what is asked before a noun elsewhere does ("... early cutoff")
-    phrases = " ... ".join(m.group(0) for m in _QUESTION_PHRASE.finditer(questions_of(ask).lower()))
-    for text in (phrases, q):
-        found = next((forms for pattern, forms in _ASK_RULES if _says(pattern, text)), None)
-        if found is not None:
-            ruled = found
-            break
-    if is_yes_no(question):
-        proposed = [
-            v.form for v in read_values(ask) if v.form != "id" or v.form in ruled or _proposed_as(ask, v)
-        ]
-        if proposed_names(question):
-            proposed.insert(0, "person")  # "Is Hakimi the assignee?" asks who is
-        if not proposed and _DAY_MONTH.search(ask):
-            proposed.append("date")  # "Did it ship on 29 January?": a date, its year left to context
-        if proposed:
-            return tuple(dict.fromkeys([*proposed, *ruled]))
-    return ruled
-
-
-# a day of a month without a year ("29 January", "January 29"): no value to read, but a date asked
-_DAY_MONTH = re.compile(rf"\b\d{{1,2}}\s+(?:{MONTH_WORDS})\b|\b(?:{MONTH_WORDS})\s+\d{{1,2}}\b", re.I)
-
-
-def _says(pattern: str, text: str) -> bool:
-    """Whether ``pattern`` matches ``text`` in whole words: a hyphenated name is one word (the
-    percentage rule's "reserve" is not said by the service "reserve-keeper")."""
-    return any(
-        not re.match(r"-\w", text[m.end():]) and not re.search(r"\w-$", text[: m.start()])
-        for m in re.finditer(pattern, text)
-    )
-
-
-def _proposed_as(text: str, v: Value) -> bool:
-    """Whether ``v`` follows "as" ("shipped as RO-8103", "filed as P1"): a value put forward."""
-    return re.search(r"\bas\s+$", text[: v.start]) is not None
-
-
-def proposed_identifiers(question: str) -> tuple[str, ...]:
-    """Identifiers a yes/no question puts forward as its answer ("... shipped as RO-8103?").
-
-    Like a proposed name (:func:`ragkit.text.asking.proposed_names`), a proposed identifier is
-    what the question checks: the evidence need not name it, and the answer is whichever
-    identifier of that shape the sources state.
-
-    Example:
-        >>> proposed_identifiers("Was the Soylent fix shipped as RO-8103?")
-        ('RO-8103',)
-        >>> proposed_identifiers("Did the OPS-7879 patch ship on 29 January?")
-        ()
-    """
-    if not is_yes_no(question):
-        return ()
-    ask = ask_of(question)
-    return tuple(v.surface for v in read_values(ask, forms=("id",)) if _proposed_as(ask, v))
-
-
-# the profile's ``asked_shapes``, as (pattern, shape)
-_ASKED_SHAPES: ProfileSeq[tuple[str, str]] = ProfileSeq(
-    lambda p: ((pattern, shape) for shape, pattern in p.asked_shapes)
-)
-
-
-def asked_id_shape(question: str) -> str | None:
-    """The identifier shape an identifier question asks for ("which commit" -> ``hash``), or ``None``.
-
-    Only the part of the question that asks is read: "Which rollout fixed OPS-8013?" asks for a
-    ``key`` (the rollout's), whatever else the question names.
-
-    Example:
-        >>> asked_id_shape("Which commit fixed OPS-3318?"), asked_id_shape("Which rollout fixed OPS-8013?")
-        ('hash', 'key')
-    """
-    proposed = proposed_identifiers(question)
-    if proposed:
-        return id_shape(proposed[0])  # "shipped as RO-8103?" asks for a rollout key
-    q = question.lower()
-    m = re.search(r"\b(which|what)\s+([\w-]+\s+)?([\w-]+)", q)
-    asking = q[m.start() : m.end()] if m else q
-    if "where in the code" in q:
-        return "function"
-    for text in (asking, q):  # the asking phrase first, then the whole question ("... which one?")
-        for pattern, shape in _ASKED_SHAPES:
-            if re.search(pattern, text):
-                return shape
-    return None
-
-
-_HOW_MANY = re.compile(r"\b(?:how many|the most(?=\s+[a-z-]+s\b))\s+((?:[a-z][a-z-]*\s*){1,3})")
-#: Words that end the noun phrase after "how many" (a verb, a preposition).
-_PHRASE_END = re.compile(
-    r"\b(?:of|do|does|did|can|could|may|might|must|shall|should|will|would|is|are|was|were|have|has|had|"
-    r"per|in|on|for|before|after|to|at|from|with|within|by|a|an|the|we|you|they|it|"
-    r"allowed|permitted|needed|required)\b.*"
-)
-
-
-def asked_unit(question: str) -> str | None:
-    """The noun a "how many" or "the most" question counts ("how many batches": batches), or ``None``.
-
-    A count or a duration answers it only when it counts the same thing: "3 payout files" does not
-    answer "how many closed batches", nor "4 weeks" "how many business days". Only the part of
-    a message that asks is read (:func:`ragkit.text.asking.ask_of`).
-
-    Example:
-        >>> asked_unit("How many closed batches may be reopened?"), asked_unit("How many business days?")
-        ('batches', 'business days')
-        >>> asked_unit("How many times may it be retried?"), asked_unit("What's the most resends allowed?")
-        ('times', 'resends')
-    """
-    m = _HOW_MANY.search(ask_of(question).lower())
-    words = _PHRASE_END.sub("", m.group(1)).split() if m else []
-    if len(words) >= 2 and words[-2] in DURATION_QUALIFIERS:
-        return " ".join(words[-2:])  # a business day is not a calendar day
-    return words[-1] if words else None
-
-
-#: Values whose words are units of measure, not what the question is about.
-_MEASURES = ("time", "amount", "duration", "percentage")
-
-
-def without_measures(text: str) -> str:
-    """``text`` with its measured values (times, amounts, durations, percentages) blanked out.
-
-    A value a question proposes ("within 30 minutes", "a EUR 30,000 refund") is what is checked:
-    its unit says nothing about which sentence answers, so a sentence that only shares "minutes"
-    with the question is not about the question. A count keeps its noun ("3 retries" is about
-    retries).
-
-    Example:
-        >>> without_measures("Is it done within 30 minutes at p95?")
-        'Is it done within            at p95?'
-        >>> without_measures("Are we capped at 3 retries?")
-        'Are we capped at 3 retries?'
-    """
-    for v in read_values(text, forms=_MEASURES):
-        text = text[: v.start] + " " * (v.end - v.start) + text[v.end :]
-    return text
-
-
-def asked_kind(question: str) -> str:
-    """The kind of value (:data:`ragkit.text.normalise.VALUE_KINDS`) a question asks for.
-
-    ``"what time / which cutoff"`` -> ``time``; ``"how much / threshold"`` -> ``amount``;
-    ``"when / which date"`` -> ``date``; ``"which commit / ticket / who"`` -> ``id``;
-    ``"status"`` -> ``status``; durations, percentages, counts and free text
-    (``"why"``) -> ``text``. See :func:`asked_forms` for the finer form.
-
-    Example:
-        >>> [asked_kind(q) for q in ("Who approved RO-7702?", "What is the status of OPS-6087?",
-        ...                          "When was the change completed?", "Why did it fail?")]
-        ['id', 'status', 'date', 'text']
-    """
-    forms = asked_forms(question)
-    return FORM_KIND[forms[0]] if forms else "text"
 
 
 # --------------------------------------------------------------------------------------

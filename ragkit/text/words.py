@@ -61,7 +61,7 @@ __all__ = [
 #: from a task's content words, keyword queries and feedback terms (:mod:`ragkit.text.taskparse`).
 TASK_STOPWORDS = frozenset(
     """
-a an the and or but of to in on at by for from with without into onto over under about as is are was
+a an the and or but of to in on at by for from with within without into onto over under about as is are was
 were be been being do does did done doing have has had having it its this that these those there here
 what which who whom whose when where why how whether if then than so such not no nor any all each
 every some one ones our we us you your they their them he she his her i me my mine can could should
@@ -69,6 +69,7 @@ would will shall may might must also just only very still yet again ever ask ask
 please know find show give out up down off via per under between after before during while since
 until upon against among around across get got make made take took taken use used one first last
 happen happened happens actually exactly anything something thing things way ways kind sort
+according supposed
 """.split()
 )
 
@@ -77,7 +78,7 @@ happen happened happens actually exactly anything something thing things way way
 #: also drops generic predicate words (``applies``, ``value``, ``set``, ``work``) that every
 #: rule states.
 QUESTION_STOPWORDS = frozenset(
-    """a an the of to in on at for by with from and or but is are was were be been being it its
+    """a an the of to in on at for by with within from and or but is are was were be been being it its
 this that these those what which who whom whose when where why how does do did done has have had can
 could should would will shall may might must any all each every some our their there then than into
 about after before during over under again also only just not no so as if per via out up down off

@@ -12,7 +12,7 @@ The rules, in the order the loop meets them (CURRICULUM sections 1 and 7):
    once per ask, over one shared trace, each ask with its share of the search cap and step
    ceiling (:mod:`~ragkit.agent.offline.asks`); it is answered in part when its first ask is.
 1. **Read the task**: identifiers, names, the caller's tenant, a date or month period,
-   the kind of value asked (:func:`ragkit.text.values.asked_kind`), and whether it asks which
+   the kind of value asked (:func:`ragkit.text.asked.asked_kind`), and whether it asks which
    rule *applies* at a moment (searches carry ``valid_at``) or what *happened* (no
    validity filter: it would hide the incident records).
 2. **Query variants**, each tried only while the evidence is insufficient: the task

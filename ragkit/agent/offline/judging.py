@@ -36,9 +36,9 @@ from ragkit.agent.offline.reading import about_task
 from ragkit.agent.state import AgentState, EvidenceUse
 from ragkit.evidence.decision import Decision, DecisionRecord, Rejected
 from ragkit.evidence.resolution import resolve
+from ragkit.text.asked import asked_id_shape
 from ragkit.text.profile_views import ProfileWords
 from ragkit.text.untrusted import looks_like_instruction
-from ragkit.text.values import asked_id_shape
 from ragkit.text.words import SAME_MEANING, TASK_STOPWORDS, compound_stems, stem
 
 __all__ = ["GENERIC", "FRAME", "Judgement", "Judging"]
@@ -150,11 +150,8 @@ class Judging(RunMemory):
             if found is not None and not lacking and state.placement != "pipeline":
                 lacking = self._unpredicated(found, record.decision)
                 if lacking and terse and (contrasts(self.frame.task, text) or stated_for(
-                    counted,
-                    str(record.decision.surface),
-                    self.frame.qualifiers,
-                    self.attribute_things() or self.attribute_terms(),
-                    besides=str(record.decision.quote),
+                    counted, str(record.decision.surface), self.frame.qualifiers,
+                    self.attribute_things() or self.attribute_terms(), besides=str(record.decision.quote),
                 )):
                     lacking = []
             if found is None or not lacking:
@@ -337,10 +334,12 @@ class Judging(RunMemory):
         title = str(use.item.get("title", ""))
         if self.asked == "id" and self.frame.identifiers:
             # in the sentence, or (for a commit or a function: a record names many keys, rarely two
-            # commits) in the title of the record it stands in ("OPS-2747 comment by ...")
-            shape = asked_id_shape(self.frame.task)
+            # commits) in the title of the record it stands in ("OPS-2747 comment by ..."), or in
+            # what led from the task's record to another ("ships in RO-8941")
+            shape, ids = asked_id_shape(self.frame.task), [i.lower() for i in self.frame.identifiers]
             where = quote + " " + title if shape in ("hash", "function") else quote
-            named = any(i.lower() in where.lower() for i in self.frame.identifiers)
+            where += "" if str(use.item.get("doc_id")).lower() in ids else " " + self._leads_for(use)
+            named = any(i in where.lower() for i in ids)
             if shape not in (None, "slug") and named:
                 return []
         situated = " ".join([quote, situation(text, raw), title, self._same_topic(use)])

@@ -27,6 +27,7 @@ from ragkit.agent.state import Action, AgentState
 from ragkit.text.asking import ask_of
 from ragkit.text.profile import active_profile
 from ragkit.text.profile_views import ProfileSeq
+from ragkit.text.relevance import table_cell
 from ragkit.text.taskparse import content_words, feedback_terms, find_identifiers, keyword_query
 from ragkit.text.untrusted import looks_like_instruction
 
@@ -35,6 +36,9 @@ __all__ = ["CONTRADICTION_TERMS", "Moves"]
 #: Words that surface what would overturn a value (CURRICULUM section 7; the profile's
 #: ``contradiction_terms``).
 CONTRADICTION_TERMS: ProfileSeq[str] = ProfileSeq(lambda p: p.contradiction_terms)
+#: "the bank that holds tyrell-19559": a thing (group 1) named by its relation (2) to an identifier (3)
+_DESCRIBED = re.compile(r"\bthe\s+([a-z]+)\s+(?:that|which|who)\s+([a-z]+)\s+(?:the\s+)?(?:[a-z]+\s+)?"
+                        r"([\w-]*\d[\w-]*)", re.IGNORECASE)
 
 
 class Moves(Judging):
@@ -57,14 +61,17 @@ class Moves(Judging):
         return self._lead(state, quote, str(decision.citation))
 
     def _lead(self, state: AgentState, text: str, source: str) -> Action | None:
-        """Search (or read, for a document id) one identifier named in ``text`` not yet followed."""
+        """Search (or read, for a document id) one identifier named in ``text`` not yet followed;
+        one already delivered (by an earlier search) counts as reached along this lead."""
         task_ids = {i.lower() for i in self.frame.identifiers}
         have = {str(u.item.get("doc_id")).lower() for u in read_uses(state)}
         for ident, kind in find_identifiers(text):
             low = ident.lower()
             if kind not in ("key", "commit", "docref") or low in task_ids or low in self.followed:
                 continue
-            if low in have:
+            if low in have:  # (not "followed": its thread may still be read)
+                self.anchors.add(low)
+                self.leads.setdefault(low, named_in(state, source, ident, text))
                 continue
             self.followed.add(low)
             self.anchors.add(low)
@@ -89,8 +96,10 @@ class Moves(Judging):
         names = [n.lower() for n in self.frame.names]
         for use in read_uses(state):
             doc_id = str(use.item.get("doc_id"))
-            # the record the ask names by its type, or by its own key ("For OPS-6937, how much ...?")
-            own = doc_id.lower() in ids
+            # the record the ask names by its type, or by its own key ("For OPS-6937, how much ...?"),
+            # or a record about that key outside its thread (the postmortem whose entities name it)
+            entities = {str(e).lower() for e in use.item.get("entities") or []}
+            own = doc_id.lower() in ids or bool(entities & set(ids)) and thread_of(use) is None
             if use.item.get("source_type") not in named and not own or doc_id in self.fetched:
                 continue
             if doc_id.lower() in self.via or thread_of(use) in self.via:
@@ -102,6 +111,31 @@ class Moves(Judging):
                 kind = use.item.get("source_type")
                 return Action("fetch", {"ids": [doc_id]},
                               f"read the {kind} the task names, whole ({use.citation})")
+        return None
+
+    def described_thing(self, state: AgentState) -> Action | None:
+        """"The bank that holds tyrell-19559": the question names a thing by its relation to an
+        identifier. Once a table row names the identifier, the thing's name is the row's cell under
+        the thing's column (*Bank*: Vireo Bank); search for what is asked about it. Its name then
+        makes its documents count, as a followed identifier does."""
+        m = _DESCRIBED.search(ask_of(self.frame.task))
+        if m is None or state.searches_left <= 0:
+            return None
+        noun, verb, ident = m.group(1).lower(), m.group(2).lower(), m.group(3).lower()
+        for use in read_uses(state):
+            text = str(use.item.get("text", ""))
+            for line in re.finditer(r"[^\n]+", text):
+                named = ident in line.group(0).lower()
+                cell = table_cell(text, *line.span(), f"Which {noun}?") if named else None
+                name = text[cell[0]:cell[1]].strip() if cell else ""
+                if not name or name.lower() in self.followed:
+                    continue
+                self.followed.add(name.lower())
+                self.anchors.add(name.lower())
+                self.leads.setdefault(name.lower(), named_in(state, use.citation, ident, line.group(0)))
+                rest = [w for w in self.frame.predicate if w not in (noun, verb) and w not in ident]
+                return Action("search", self.search_args(" ".join([name, *rest])),
+                              f"the {noun} that {verb} {m.group(3)} is {name} ({use.citation})")
         return None
 
     def follow_evidence(self, state: AgentState, judgement: Judgement) -> Action | None:
@@ -137,7 +171,12 @@ class Moves(Judging):
             if listed_type and doc_id not in self.related_done:
                 self.related_done.add(doc_id)
                 return Action("related", {"doc_id": doc_id}, f"list what links to {doc_id} (its comments)")
-        for use in judgement.counted if HOP_CUES.search(self.frame.task) else ():
+        # the task's own record, set aside for not stating the asked value, may say where it went
+        # on ("ships in RO-8941"): the asked value is then in the record it names
+        ids = {i.lower() for i in self.frame.identifiers}
+        own = [u for u, _ in judgement.set_aside
+               if str(u.item.get("doc_id")).lower() in ids or thread_of(u) in ids]
+        for use in [*judgement.counted, *own] if chain else ():
             text = str(use.item.get("text", ""))
             for sentence in re.split(r"(?<=[.!?])\s+|\n", text):
                 if HOP_CUES.search(sentence):

@@ -162,38 +162,44 @@ def contrasts(task: str, text: str) -> bool:
 def respelled(asked: Sequence[str], texts: Sequence[str]) -> tuple[str, ...]:
     """The task's names as the evidence spells them: a name of six or more letters that no text
     names, where exactly one word of the texts is one edit away from it ("Kestral" for the
-    "Kestrel" every contract says), is read as that word; other names are kept as asked.
+    "Kestrel" every contract says), is read as that word, and so is a five-letter name with two
+    neighbouring letters swapped ("Strak" for "Stark"; not "Stark" for "start"); other names are
+    kept as asked.
 
     A name the evidence does state is never changed, so a near namesake (Soylent the tenant,
     Solent the bank) stays itself whenever the asked one is found.
 
     Example:
-        >>> respelled(["Kestral", "Acme"], ["Kestrel Bank may terminate", "acme"])
-        ('Kestrel', 'Acme')
+        >>> respelled(["Kestral", "Acme", "Strak"], ["Kestrel Bank may terminate", "acme", "Stark's"])
+        ('Kestrel', 'Acme', 'Stark')
         >>> respelled(["Soylent"], ["Solent Bank", "Soylent cutoff"])
         ('Soylent',)
     """
     hay = " ".join(texts).lower()
-    unfound = [n for n in asked if len(n) >= 6 and not names(hay, n)]
+    unfound = [n for n in asked if len(n) >= 5 and not names(hay, n)]
     if not unfound:
         return tuple(asked)  # (the usual case: no word set to build)
     words = set(re.findall(r"[a-z][a-z-]+", hay))
     out = []
     for name in asked:
         low = name.lower()
-        near = {w for w in words if w[0] == low[0] and _one_edit(w, low)} if name in unfound else set()
+        near = {w for w in words if w[0] == low[0] and _one_edit(w, low, swap_only=len(low) < 6)
+                } if name in unfound else set()
         out.append(near.pop().capitalize() if len(near) == 1 else name)
     return tuple(out)
 
 
-def _one_edit(a: str, b: str) -> bool:
-    """Whether ``a`` and ``b`` differ by exactly one substitution, insertion or deletion."""
+def _one_edit(a: str, b: str, *, swap_only: bool = False) -> bool:
+    """Whether ``a`` and ``b`` differ by a swap of two neighbouring letters or (unless
+    ``swap_only``) by exactly one substitution, insertion or deletion."""
     if a == b or abs(len(a) - len(b)) > 1:
         return False
     if len(a) > len(b):
         a, b = b, a
     i = next((k for k in range(len(a)) if a[k] != b[k]), len(a))
-    return a[i + (len(a) == len(b)):] == b[i + 1:]
+    if len(a) == len(b) and a[i + 2:] == b[i + 2:] and a[i:i + 2] == b[i:i + 2][::-1]:
+        return True  # "strak" and "stark"
+    return not swap_only and a[i + (len(a) == len(b)):] == b[i + 1:]
 
 
 def record_text(use: EvidenceUse) -> str:

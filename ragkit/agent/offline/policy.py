@@ -24,9 +24,10 @@ from ragkit.agent.offline.passages import holder
 from ragkit.agent.offline.reading import CAUSE_ASK, origins, target_type
 from ragkit.agent.state import Action, AgentState
 from ragkit.evidence.fit import SentenceFit, quote_fit
+from ragkit.text.asked import asked_kind
 from ragkit.text.asking import ask_of, split_asks
+from ragkit.text.relevance import unexcluded
 from ragkit.text.taskparse import keyword_query, parse_task
-from ragkit.text.values import asked_kind
 
 __all__ = ["ABSTAIN_BELOW", "OfflinePolicy", "OfflineRun"]
 
@@ -76,7 +77,8 @@ class OfflineRun(Moves):
         # an exception whose condition ended points at the rule that governs now: search it first;
         # a question about a standing rule is answered by rule sources, so the task's own query
         # variants come before following incident threads; an event question follows its records
-        action = self.deferred_rule(state, judgement) or self.read_asked_record(state, judgement)
+        action = (self.deferred_rule(state, judgement) or self.described_thing(state)
+                  or self.read_asked_record(state, judgement))
         if action is None and not self.frame.event:
             action = self.next_variant(state, judgement) or self.follow_evidence(state, judgement)
         elif action is None:
@@ -156,7 +158,7 @@ class OfflinePolicy:
         frame = parse_task(task, tenant=state.tenant, as_of=state.as_of)
         return OfflineRun(
             via=origins(task, frame.identifiers),
-            cause=asked_kind(task) == "text" and bool(CAUSE_ASK.search(ask_of(task))),
+            cause=asked_kind(task) == "text" and bool(CAUSE_ASK.search(unexcluded(ask_of(task)))),
             target=target_type(ask_of(task)),
             frame=frame,
             asked=asked_kind(task),
