@@ -798,3 +798,25 @@ def test_a_cause_the_question_rules_out_does_not_make_it_a_why_question():
         as_of="2026-04-01",
     )
     assert not result.abstained and result.value == "120 days", result.answer
+
+
+def test_a_clause_a_section_refers_to_by_the_asked_word_is_read():
+    """"... subject to the cap in clause 12.4": no search delivers clause 12.4, so the agent reads
+    the agreement whole; the clause states the cap (25%), and the availability clause, which shares
+    more of the message's context words, does not answer "What is that cap?"."""
+    base = {k: v for k, v in SHELF[0].items() if k not in ("text", "doc_id", "anchor", "links")}
+    contract = {**base, "doc_id": "ctr-kestrel", "tenant": "global", "source_type": "policy", "links": [],
+                "authority": "policy_owner", "title": "Agreement with Kestrel Bank"}
+    docs = [
+        {**contract, "anchor": "6-availability", "text": "## 6 Availability\n\n"
+         "6.1 The Bank shall make the primary Channel available at least 99.9% of the time in each "
+         "calendar month.\n6.2 If availability falls below that level, the Customer is entitled to "
+         "service credits, subject to the cap in clause 12.4."},
+        {**contract, "anchor": "12-limits", "hidden": True, "text": "## 12 Limits\n\n"
+         "12.4 The total service credits payable for any calendar month shall not exceed 25%."},
+    ]
+    result = Agent(HiddenSectionShelf(docs=docs), OfflinePolicy(), placement="hybrid").run(
+        "Our agreement with Kestrel Bank gives service credits when the primary channel misses its "
+        "availability level, subject to a cap set in another clause. What is that cap?", as_of="2026-02-02",
+    )
+    assert not result.abstained and result.value == "25%", result.answer

@@ -1127,3 +1127,14 @@ def test_a_hyphenated_phrase_in_the_question_says_its_words() -> None:
                 title="ledger-core architecture")
     record = resolve("What's the page-to-acknowledgement target for ledger-core?", [levels], "2026-06-01")
     assert record.decision is not None and record.decision.surface == "8 minutes", record.decision
+
+
+def test_a_free_text_question_stating_a_figure_reads_the_row_that_states_it() -> None:
+    """"In which month were 99.69% of payouts on time?" looks a row up by its figure and answers
+    with the column its question word names (*Month*), not with the percentage asked by."""
+    volumes = ev("wiki-initech-review-2026-q1", "| Month | Card captures | On-time payouts |\n|---|---|---|\n"
+                 "| January | 748,000 | 99.79% |\n| February | 323,000 | 99.69% |", "volumes",
+                 authority="operations", tenant="initech", title="Initech quarterly review")
+    question = "In which month of Q1 2026 were 99.69% of Initech's payouts on time?"
+    record = resolve(question, [volumes], "2026-05-01")
+    assert record.decision is not None and record.decision.value == "february", record.decision

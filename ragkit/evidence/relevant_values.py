@@ -26,10 +26,11 @@ import re
 
 from ragkit.evidence.fit import situated_sentence
 from ragkit.evidence.resolution_state import Item, Resolution, names_identifier, refers_to
+from ragkit.text.asking import questions_of
 from ragkit.text.contrast import contrasting
 from ragkit.text.normalise import normalise_value
 from ragkit.text.ranges import in_band, other_month
-from ragkit.text.references import clause_span, definitions, holds, named_references, references
+from ragkit.text.references import clause_called, clause_span, definitions, holds, references
 from ragkit.text.relevance import (
     CAUSE,
     CODE,
@@ -44,6 +45,7 @@ from ragkit.text.relevance import (
     is_table_row,
     mentions,
     named_instance,
+    question_terms,
     table_cell,
 )
 from ragkit.text.value_patterns import FORM_KIND
@@ -67,9 +69,16 @@ def read_relevant_values(r: Resolution) -> None:
     stating = _stating(r)
     foreign = tuple(r.foreign_prefixes)  # the keys of other record types than the one asked
     id_stems = word_stems(" ".join(r.ids))
+    # a free-text question that states a figure looks up the sentence stating it ("In which month
+    # were 99.69% on time?"): that sentence relates to it as fully as one sharing all its words
+    figures = [v.surface for v in read_values(r.ask, forms=("percentage", "amount", "duration", "time"))]
+    # the asking sentence says what is asked, the sentence it leans on about what ("... subject to a cap
+    # set in another clause. What is that cap?"): its own words outweigh the context's
+    asking = questions_of(r.ask)
+    focus = question_terms(asking) & r.predicate if asking != r.ask.strip() else set()
     r.predicate |= _defined_terms(r)
     # "subject to the cap in clause 12.4": clause 12.4 of that document states the cap
-    called = {(it.ev.doc_id, n): what for it in r.alive() for what, n in named_references(it.ev.text)}
+    same_doc = {it.ev.doc_id: [i.ev.text for i in r.items if i.ev.doc_id == it.ev.doc_id] for it in r.alive()}
     for it in r.alive():
         candidates: list[tuple[float, Value, frozenset[str], str]] = []
         text = it.ev.text
@@ -126,8 +135,7 @@ def read_relevant_values(r: Resolution) -> None:
                 continue  # a tenant's name is not a person's
             # a table's value is situated by its own column's header, not the other columns'
             situated = sentence + "\n" + context(text, v.start, cell=bool(r.forms))
-            if opening := re.match(r"\s*(\d+(?:\.\d+)+)\b", sentence):
-                situated += " " + called.get((it.ev.doc_id, opening.group(1)), "")
+            situated += " " + clause_called(sentence, same_doc[it.ev.doc_id])
             if contrasting(r.ask, sentence, situated + " " + it.ev.envelope.title):
                 continue  # "disputes team" where the question asks about the treasury team
             matched = word_stems(situated) & r.predicate - id_stems  # (an id counts once: named_here)
@@ -136,7 +144,7 @@ def read_relevant_values(r: Resolution) -> None:
                 # a value's own currency ("EUR 12,600") does not relate it to "the EUR sweep
                 # threshold"; a code beside the value ("| CZK | 15:30 |") does
                 matched = word_stems(situated.replace(v.surface, " ")) & r.predicate
-            score = float(len(matched)) + (2 if conditional else 0)
+            score = float(len(matched) + 4 * len(matched & focus)) + (2 if conditional else 0)
             if matched:
                 # the document's title situates a sentence that relates to the question, more weakly
                 # than its own words; it does not make an unrelated sentence ("late on 6 days" in the
@@ -147,7 +155,7 @@ def read_relevant_values(r: Resolution) -> None:
             # of the record stating the question's value answers a reverse lookup ("took 54 minutes
             # to detect: which ticket?"): each as fully as a sentence sharing every word of the question
             named_after = v.form == "id" and any(v.surface.lower() in s for s in stating.values())
-            if band or named_after:
+            if band or named_after or not r.forms and any(mentions(sentence, f) for f in figures):
                 score = max(score, float(len(r.predicate))) + 2
             elif v.form == "id" and it.ev.doc_id in stating:
                 score += 1  # an identifier in a record that states the question's value

@@ -78,11 +78,12 @@ def asked_forms(question: str) -> tuple[str, ...]:
         ()
     """
     ask = ask_of(question)
-    q = ask.lower()
+    # a value the question states is what it looks up by, not what it asks ("were 99.69% on time?")
+    q = without_measures(ask).lower()
     ruled: tuple[str, ...] = ()
     found = None
     # "which rollout carried" says what is asked before a noun elsewhere does ("... early cutoff")
-    phrases = " ... ".join(m.group(0) for m in _QUESTION_PHRASE.finditer(questions_of(ask).lower()))
+    phrases = " ... ".join(m.group(0) for m in _QUESTION_PHRASE.finditer(questions_of(q)))
     for text in (phrases, q):
         found = next((forms for pattern, forms in _ASK_RULES if _says(pattern, text)), None)
         if found is not None:

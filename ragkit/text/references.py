@@ -23,8 +23,11 @@ Example:
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
-__all__ = ["REFERENCE", "references", "named_references", "holds", "clause_span", "definitions"]
+__all__ = [
+    "REFERENCE", "references", "named_references", "clause_called", "holds", "clause_span", "definitions",
+]
 
 #: A reference to a numbered part of the same document ("clause 9.1", "section 4", "Schedule B").
 REFERENCE = re.compile(
@@ -63,6 +66,19 @@ def named_references(text: str) -> list[tuple[str, str]]:
         [('cap', '12.4')]
     """
     return [(m.group(1).lower(), m.group(3)) for m in _NAMED_REFERENCE.finditer(text)]
+
+
+def clause_called(sentence: str, texts: Sequence[str]) -> str:
+    """What the references in ``texts`` (the same document's) call the clause ``sentence`` opens.
+
+    Example:
+        >>> clause_called("12.4 Credits shall not exceed 25%.", ["subject to the cap in clause 12.4"])
+        'cap'
+    """
+    m = re.match(r"\s*(\d+(?:\.\d+)+)\b", sentence)
+    if m is None:
+        return ""
+    return " ".join(dict.fromkeys(what for t in texts for what, n in named_references(t) if n == m.group(1)))
 
 
 def holds(anchor: str, text: str, kind: str, number: str) -> bool:

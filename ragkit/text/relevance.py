@@ -293,8 +293,11 @@ def table_cell(text: str, a: int, b: int, question: str) -> tuple[int, int] | No
     if len(heads) != len(cells):
         return None
     asked = with_codes(question)
+    # the column the question word names ("In which month ...?") before any other shared word
+    m = re.search(r"\b(?:which|what)\s+([a-z]+)", question.lower())
+    named = {stem(m.group(1))} if m else set()
     open_cells = [
-        (len(word_stems(head) & question_terms(question)), (x, y))
+        (len(word_stems(head) & question_terms(question)) + 10 * len(word_stems(head) & named), (x, y))
         for head, (x, y) in zip(heads, cells, strict=True)
         if y > x and not mentions(asked, text[x:y]) and not mentions(question, text[x:y])
     ]

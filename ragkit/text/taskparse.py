@@ -67,8 +67,6 @@ __all__ = [
 
 _MONTH_RE = "|".join(m.capitalize() for m in MONTHS) + "|" + "|".join(m[:3].capitalize() for m in MONTHS)
 
-# "according to its design note", "as per the runbook": the source the answer should come from
-_SOURCED = re.compile(r"\b(?:according to|as per)\s+((?:[\w'-]+\s*){1,4})", re.IGNORECASE)
 # words that mark a question about what happened (an event), not which rule holds
 _EVENT = ProfileRegex("event_cues", re.IGNORECASE)
 
@@ -342,7 +340,9 @@ def parse_task(task: str, *, tenant: str = "*", as_of: object = None) -> TaskFra
     # an event unless the ask names a standing rule or speaks of the present ("still", "Can I ...?");
     # "how many days did we have to ...?" measures what a rule required, whatever the tense
     obligation = asks_obligation(message)
-    event = bool(_EVENT.search(ask)) and not obligation or not (
+    # (a word after an article is no verb: "a fixed limit" says nothing happened)
+    verbs = re.sub(r"\b(?:a|an|the|any)\s+[\w-]+", " ", ask, flags=re.IGNORECASE)
+    event = bool(_EVENT.search(verbs)) and not obligation or not (
         _RULE.search(ask) or asks_present_state(message) or obligation
     )
     # what happened is found by everything the message says about it ("the complaint was that
@@ -360,9 +360,7 @@ def parse_task(task: str, *, tenant: str = "*", as_of: object = None) -> TaskFra
     asked = set(content_words(with_codes(ask), drop=id_words))
     # a name a yes/no question proposes ("Is Hakimi the assignee?") is checked, not asked about
     name_words = {n.lower() for n in names} | {lowered_tenant} | month_words | {p.lower() for p in proposed}
-    # "according to its design note" says where to look, not what is asked of it
-    sourced = {w for m in _SOURCED.finditer(ask) for w in content_words(m.group(1))}
-    predicate = tuple(w for w in words if w not in name_words and w in asked and w not in sourced)
+    predicate = tuple(w for w in words if w not in name_words and w in asked)
     valid_at = None if event else (date or (moment.date().isoformat() if moment else None))
     # the codes the questions name ("US dollar" names USD); an acronym in the sentence a question
     # leans on says who is asking ("Umbrella's AP team"), not what the answer is about

@@ -24,6 +24,7 @@ from ragkit.agent.offline.passages import (
     holder,
     names,
     record_text,
+    referred_as,
     refers_to,
     respelled,
     situation,
@@ -102,9 +103,7 @@ class Judging(RunMemory):
         if self.via and self.asked in ("status", "date") and state.placement != "pipeline":
             # "the review of OPS-8265 produced a follow-up ticket: where does it stand?" asks about
             # the record OPS-8265 leads to; OPS-8265's own status or dates are a neighbour's
-            pool = [
-                u for u in pool if thread_of(u) not in self.via and str(u.item.get("doc_id")) not in self.via
-            ]
+            pool = [u for u in pool if not {thread_of(u), str(u.item.get("doc_id"))} & self.via]
         # a compound the ask names that titles a delivered record ("reserve-keeper architecture") is a
         # thing with records of its own (a service, a system): a passage about it names it
         titles = " ".join(str(u.item.get("title", "")) for u in state.evidence.values()).lower()
@@ -278,7 +277,8 @@ class Judging(RunMemory):
         by_id = any(a in hay for a in task_ids)
         named = (*self.frame.qualifiers, *self.frame.names, *(() if by_id else self.titled))
         lacking = [q for q in named if not names(hay, q)]
-        hay += " " + self._leads_for(use).lower()  # a chain's words reach the record it leads to
+        # a chain's words reach the record it leads to; a reference's, the clause it names
+        hay += " " + self._leads_for(use).lower() + " " + referred_as(own[0], use, self.sections)
         # named by the task's own identifiers: about the task whatever its words; reached by an
         # identifier the agent followed: only along a chain or a cause's thread
         anchored = any(a in hay for a in task_ids) or (
@@ -342,7 +342,8 @@ class Judging(RunMemory):
             named = any(i in where.lower() for i in ids)
             if shape not in (None, "slug") and named:
                 return []
-        situated = " ".join([quote, situation(text, raw), title, self._same_topic(use)])
+        situated = " ".join([quote, situation(text, raw), title, self._same_topic(use),
+                             referred_as(raw, use, self.sections)])  # "the cap in clause 12.4"
         # reached along a chain: what named this record predicates it ("| OPS-7167 |" under
         # "Action items" makes OPS-7167's status the action item's status)
         situated += " " + self._leads_for(use)

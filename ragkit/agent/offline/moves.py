@@ -5,9 +5,10 @@ insufficient the policy tries the task's query variants (:meth:`Moves.next_varia
 a structured query, the identifiers alone, the keywords, for a standing rule the keywords among
 the profile's rule sources, pseudo-relevance feedback) and follows what counted evidence names
 (:meth:`Moves.follow_evidence`: links, a ticket's thread, the identifiers of a sentence about a
-fix, rollout or policy; :meth:`Moves.read_asked_record`: the record the ask names by its type,
-read whole). Once a value is decided it reads the record the decisive sentence points at
-(:meth:`Moves.onward_lead`) and searches for what would overturn the value
+fix, rollout or policy; :mod:`ragkit.agent.offline.lookups`: the record the ask names by its
+type, read whole, a thing named by its relation to an identifier, a clause a section refers to).
+Once a value is decided it reads the record the decisive sentence points at
+(:meth:`Moves.onward_lead`, or the clause a section refers to) and searches for what would overturn the value
 (:meth:`Moves.contradiction_search`; :meth:`Moves.deferred_rule` when an exception's condition
 has ended).
 """
@@ -19,15 +20,14 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ragkit.agent.offline.judging import Judgement, Judging
+from ragkit.agent.offline.judging import Judgement
+from ragkit.agent.offline.lookups import Lookups
 from ragkit.agent.offline.page import read_uses, visible
 from ragkit.agent.offline.passages import holder, named_in, thread_of
 from ragkit.agent.offline.reading import HOP_CUES, ROLES
 from ragkit.agent.state import Action, AgentState
-from ragkit.text.asking import ask_of
 from ragkit.text.profile import active_profile
 from ragkit.text.profile_views import ProfileSeq
-from ragkit.text.relevance import table_cell
 from ragkit.text.taskparse import content_words, feedback_terms, find_identifiers, keyword_query
 from ragkit.text.untrusted import looks_like_instruction
 
@@ -36,21 +36,11 @@ __all__ = ["CONTRADICTION_TERMS", "Moves"]
 #: Words that surface what would overturn a value (CURRICULUM section 7; the profile's
 #: ``contradiction_terms``).
 CONTRADICTION_TERMS: ProfileSeq[str] = ProfileSeq(lambda p: p.contradiction_terms)
-#: "the bank that holds tyrell-19559": a thing (group 1) named by its relation (2) to an identifier (3)
-_DESCRIBED = re.compile(r"\bthe\s+([a-z]+)\s+(?:that|which|who)\s+([a-z]+)\s+(?:the\s+)?(?:[a-z]+\s+)?"
-                        r"([\w-]*\d[\w-]*)", re.IGNORECASE)
 
 
-class Moves(Judging):
+
+class Moves(Lookups):
     """The offline policy's next moves (see the module docstring)."""
-
-    def search_args(self, query: str, **extra: Any) -> dict[str, Any]:
-        """The arguments of a search for ``query``: ``k``, the task's ``valid_at``, and ``extra`` filters."""
-        args: dict[str, Any] = {"query": query, "k": self.k}
-        if self.frame.valid_at:
-            args["valid_at"] = self.frame.valid_at
-        args.update({k: v for k, v in extra.items() if v is not None})
-        return args
 
     def onward_lead(self, state: AgentState, judgement: Judgement) -> Action | None:
         """The decisive sentence points at another record ("goes out with RO-8755"): read it first."""
@@ -82,60 +72,6 @@ class Moves(Judging):
             if state.searches_left <= 0:
                 return None
             return Action("search", {"query": ident, "k": 8}, f"follow {ident}, named in {source}")
-        return None
-
-    def read_asked_record(self, state: AgentState, judgement: Judgement) -> Action | None:
-        """The record the ask names by its type ("what came out of the OPS-1847 postmortem"), read
-        whole when only some of its sections were delivered: the section that answers may be one
-        no query reached (an action-items table under a postmortem's other sections)."""
-        words = set(content_words(ask_of(self.frame.task)))
-        named = {t for t in active_profile().source_types if t in words or f"{t}s" in words}
-        ids = [i.lower() for i in self.frame.identifiers]
-        if not named and not ids:
-            return None
-        names = [n.lower() for n in self.frame.names]
-        for use in read_uses(state):
-            doc_id = str(use.item.get("doc_id"))
-            # the record the ask names by its type, or by its own key ("For OPS-6937, how much ...?"),
-            # or a record about that key outside its thread (the postmortem whose entities name it)
-            entities = {str(e).lower() for e in use.item.get("entities") or []}
-            own = doc_id.lower() in ids or bool(entities & set(ids)) and thread_of(use) is None
-            if use.item.get("source_type") not in named and not own or doc_id in self.fetched:
-                continue
-            if doc_id.lower() in self.via or thread_of(use) in self.via:
-                continue  # "the review of OPS-8265 produced a follow-up ticket": not OPS-8265 itself
-            hay = " ".join([doc_id, str(use.item.get("title", "")), str(use.item.get("text", ""))]).lower()
-            if (ids and any(i in hay for i in ids)) or (not ids and names and all(n in hay for n in names)):
-                self.fetched.add(doc_id)
-                self.linked.add(doc_id)
-                kind = use.item.get("source_type")
-                return Action("fetch", {"ids": [doc_id]},
-                              f"read the {kind} the task names, whole ({use.citation})")
-        return None
-
-    def described_thing(self, state: AgentState) -> Action | None:
-        """"The bank that holds tyrell-19559": the question names a thing by its relation to an
-        identifier. Once a table row names the identifier, the thing's name is the row's cell under
-        the thing's column (*Bank*: Vireo Bank); search for what is asked about it. Its name then
-        makes its documents count, as a followed identifier does."""
-        m = _DESCRIBED.search(ask_of(self.frame.task))
-        if m is None or state.searches_left <= 0:
-            return None
-        noun, verb, ident = m.group(1).lower(), m.group(2).lower(), m.group(3).lower()
-        for use in read_uses(state):
-            text = str(use.item.get("text", ""))
-            for line in re.finditer(r"[^\n]+", text):
-                named = ident in line.group(0).lower()
-                cell = table_cell(text, *line.span(), f"Which {noun}?") if named else None
-                name = text[cell[0]:cell[1]].strip() if cell else ""
-                if not name or name.lower() in self.followed:
-                    continue
-                self.followed.add(name.lower())
-                self.anchors.add(name.lower())
-                self.leads.setdefault(name.lower(), named_in(state, use.citation, ident, line.group(0)))
-                rest = [w for w in self.frame.predicate if w not in (noun, verb) and w not in ident]
-                return Action("search", self.search_args(" ".join([name, *rest])),
-                              f"the {noun} that {verb} {m.group(3)} is {name} ({use.citation})")
         return None
 
     def follow_evidence(self, state: AgentState, judgement: Judgement) -> Action | None:

@@ -24,6 +24,7 @@ from ragkit.agent.state import AgentState, EvidenceUse
 from ragkit.evidence.decision import Decision
 from ragkit.text.asking import ask_of, is_yes_no
 from ragkit.text.profile_views import ProfileRegex, ProfileSeq
+from ragkit.text.references import clause_called
 from ragkit.text.relevance import DETECTION, context, mentions
 from ragkit.text.taskparse import find_identifiers
 from ragkit.text.values import read_values, sentence_spans
@@ -157,6 +158,13 @@ def contrasts(task: str, text: str) -> bool:
     if not is_yes_no(task):
         return False
     return any(v.form != "id" and mentions(text, v.surface) for v in read_values(ask_of(task)))
+
+
+def referred_as(text: str, use: EvidenceUse, uses: Sequence[EvidenceUse]) -> str:
+    """What the references of ``use``'s document (in ``uses``) call the clauses ``text`` opens:
+    "cap" for "12.4 The total ..." when a section says "subject to the cap in clause 12.4"."""
+    same = [str(u.item.get("text", "")) for u in uses if u.item.get("doc_id") == use.item.get("doc_id")]
+    return " ".join(filter(None, (clause_called(line, same) for line in text.splitlines())))
 
 
 def respelled(asked: Sequence[str], texts: Sequence[str]) -> tuple[str, ...]:

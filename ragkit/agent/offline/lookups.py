@@ -1,0 +1,117 @@
+"""Looking things up before reading on: the record the ask names, read whole; a thing the ask
+names by its relation to an identifier ("the bank that holds tyrell-19559"); a clause a delivered
+section refers to by what the question asks ("subject to the cap in clause 12.4").
+
+Part of the offline policy's moves (:mod:`ragkit.agent.offline.moves` builds on :class:`Lookups`);
+each returns the next action, or ``None`` when it has nothing to look up.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ragkit.agent.offline.judging import Judgement, Judging
+from ragkit.agent.offline.page import read_uses
+from ragkit.agent.offline.passages import named_in, thread_of
+from ragkit.agent.state import Action, AgentState
+from ragkit.text.asking import ask_of
+from ragkit.text.profile import active_profile
+from ragkit.text.references import clause_span, named_references
+from ragkit.text.relevance import table_cell
+from ragkit.text.taskparse import content_words
+from ragkit.text.words import stem, word_stems
+
+__all__ = ["Lookups"]
+
+#: "the bank that holds tyrell-19559": a thing (group 1) named by its relation (2) to an identifier (3)
+_DESCRIBED = re.compile(r"\bthe\s+([a-z]+)\s+(?:that|which|who)\s+([a-z]+)\s+(?:the\s+)?(?:[a-z]+\s+)?"
+                        r"([\w-]*\d[\w-]*)", re.IGNORECASE)
+
+
+class Lookups(Judging):
+    """The offline policy's look-ups (see the module docstring)."""
+
+    def search_args(self, query: str, **extra: Any) -> dict[str, Any]:
+        """The arguments of a search for ``query``: ``k``, the task's ``valid_at``, and ``extra`` filters."""
+        args: dict[str, Any] = {"query": query, "k": self.k}
+        if self.frame.valid_at:
+            args["valid_at"] = self.frame.valid_at
+        args.update({k: v for k, v in extra.items() if v is not None})
+        return args
+
+    def read_asked_record(self, state: AgentState, judgement: Judgement) -> Action | None:
+        """The record the ask names by its type ("what came out of the OPS-1847 postmortem"), read
+        whole when only some of its sections were delivered: the section that answers may be one
+        no query reached (an action-items table under a postmortem's other sections)."""
+        words = set(content_words(ask_of(self.frame.task)))
+        named = {t for t in active_profile().source_types if t in words or f"{t}s" in words}
+        ids = [i.lower() for i in self.frame.identifiers]
+        if not named and not ids:
+            return None
+        names = [n.lower() for n in self.frame.names]
+        for use in read_uses(state):
+            doc_id = str(use.item.get("doc_id"))
+            # the record the ask names by its type, or by its own key ("For OPS-6937, how much ...?"),
+            # or a record about that key outside its thread (the postmortem whose entities name it)
+            entities = {str(e).lower() for e in use.item.get("entities") or []}
+            own = doc_id.lower() in ids or bool(entities & set(ids)) and thread_of(use) is None
+            if use.item.get("source_type") not in named and not own or doc_id in self.fetched:
+                continue
+            if doc_id.lower() in self.via or thread_of(use) in self.via:
+                continue  # "the review of OPS-8265 produced a follow-up ticket": not OPS-8265 itself
+            hay = " ".join([doc_id, str(use.item.get("title", "")), str(use.item.get("text", ""))]).lower()
+            if (ids and any(i in hay for i in ids)) or (not ids and names and all(n in hay for n in names)):
+                self.fetched.add(doc_id)
+                self.linked.add(doc_id)
+                kind = use.item.get("source_type")
+                return Action("fetch", {"ids": [doc_id]},
+                              f"read the {kind} the task names, whole ({use.citation})")
+        return None
+
+    def described_thing(self, state: AgentState) -> Action | None:
+        """"The bank that holds tyrell-19559": the question names a thing by its relation to an
+        identifier. Once a table row names the identifier, the thing's name is the row's cell under
+        the thing's column (*Bank*: Vireo Bank); search for what is asked about it. Its name then
+        makes its documents count, as a followed identifier does."""
+        m = _DESCRIBED.search(ask_of(self.frame.task))
+        if m is None or state.searches_left <= 0:
+            return None
+        noun, verb, ident = m.group(1).lower(), m.group(2).lower(), m.group(3).lower()
+        for use in read_uses(state):
+            text = str(use.item.get("text", ""))
+            for line in re.finditer(r"[^\n]+", text):
+                named = ident in line.group(0).lower()
+                cell = table_cell(text, *line.span(), f"Which {noun}?") if named else None
+                name = text[cell[0]:cell[1]].strip() if cell else ""
+                if not name or name.lower() in self.followed:
+                    continue
+                self.followed.add(name.lower())
+                self.anchors.add(name.lower())
+                self.leads.setdefault(name.lower(), named_in(state, use.citation, ident, line.group(0)))
+                rest = [w for w in self.frame.predicate if w not in (noun, verb) and w not in ident]
+                return Action("search", self.search_args(" ".join([name, *rest])),
+                              f"the {noun} that {verb} {m.group(3)} is {name} ({use.citation})")
+        return None
+
+    def referenced_clause(self, state: AgentState, judgement: Judgement) -> Action | None:
+        """"... subject to the cap in clause 12.4": when a delivered section refers to a numbered
+        clause by a word the question asks about (the cap) and no delivered text of that document
+        opens the clause, read the document whole (the clause states the figure)."""
+        asked = {stem(w) for w in self.frame.predicate}
+        uses = read_uses(state)
+        # (about the task: counted, or set aside only for not stating the asked attribute itself)
+        about = [*judgement.counted, *(u for u, why in judgement.set_aside if "sentence that states" in why)]
+        for use in about:
+            doc_id = str(use.item.get("doc_id"))
+            refs = named_references(str(use.item.get("text", ""))) if doc_id not in self.fetched else []
+            for what, number in refs:
+                if not word_stems(what) & asked or any(
+                    str(u.item.get("doc_id")) == doc_id and clause_span(str(u.item.get("text", "")), number)
+                    for u in uses
+                ):
+                    continue
+                self.fetched.add(doc_id)
+                return Action("fetch", {"ids": [doc_id]},
+                              f"read {doc_id} whole: {use.citation} names the {what} in clause {number}")
+        return None
