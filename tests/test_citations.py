@@ -143,6 +143,18 @@ def test_a_section_of_a_whole_delivered_document_resolves() -> None:
     assert not verify("GBP closes at 15:00 [policy-v3#other-currencies].", [whole]).ok
 
 
+def test_a_section_delivered_in_part_and_whole_resolves_to_both() -> None:
+    """A search delivered the first chunk of a section; the agent then read the document whole.
+    A claim resting on the section's later text verifies against the whole document's section."""
+    [doc] = load_file(DOCS / "global" / "policy" / "policy-v3.md", root=DOCS)
+    whole = Evidence.from_document(doc)
+    part = Evidence.of("policy-v3#cutoffs-for-migrated-tenants", "## Cutoffs for migrated tenants",
+                       {"doc_id": "policy-v3"})
+    claim = "Migrated tenants use 15:00 [policy-v3#cutoffs-for-migrated-tenants]."
+    assert not verify(claim, [part]).ok  # the chunk alone does not state it
+    assert verify(claim, [part, whole]).ok, str(verify(claim, [part, whole]))
+
+
 def test_parse_citations_keeps_the_anchor_as_written() -> None:
     cites = parse_citations("16:00 [rb#eur-cutoff; rb#eur-cutoff~0, rb.v2#a.b].")
     assert [(c.doc_id, c.anchor) for c in cites] == [

@@ -202,18 +202,17 @@ def _restates(kind: str, surface: str, question: str) -> bool:
 
 
 def _resolve(c: Citation, delivered: Sequence[Evidence]) -> list[Evidence]:
-    """Delivered spans a citation names: the same ``doc#anchor`` (or chunk of it), or that section
-    cut out of a whole document delivered in this run (``retrieve_documents`` of a doc id)."""
+    """Delivered spans a citation names: the same ``doc#anchor`` (or chunk of it), and that section
+    cut out of a whole document delivered in this run (``retrieve_documents`` of a doc id): a
+    search may have delivered one chunk of a section whose rest the whole document holds."""
     text = c.text
     found = [e for e in delivered if e.citation == text or section_id(e.chunk_id) == text]
-    if found:
-        return found
     for e in delivered:
         if e.doc_id == c.doc_id and not e.anchor:
             for sec in sections(e.text):
                 if sec.anchor == c.anchor:
                     start = e.start + sec.start if e.start >= 0 else -1
-                    return [
+                    found.append(
                         Evidence(
                             text,
                             e.doc_id,
@@ -225,8 +224,12 @@ def _resolve(c: Citation, delivered: Sequence[Evidence]) -> list[Evidence]:
                             e.chunk_id,
                             e.query,
                         )
-                    ]
-    return []
+                    )
+                    break
+            else:
+                continue
+            break
+    return found
 
 
 def verify(
