@@ -30,7 +30,7 @@ from ragkit.text.asking import questions_of
 from ragkit.text.contrast import contrasting
 from ragkit.text.normalise import normalise_value
 from ragkit.text.ranges import in_band, other_month
-from ragkit.text.references import clause_called, clause_span, definitions, holds, references
+from ragkit.text.references import clause_called, clause_names, clause_span, definitions, holds, references
 from ragkit.text.relevance import (
     CAUSE,
     CODE,
@@ -78,7 +78,8 @@ def read_relevant_values(r: Resolution) -> None:
     focus = question_terms(asking) & r.predicate if asking != r.ask.strip() else set()
     r.predicate |= _defined_terms(r)
     # "subject to the cap in clause 12.4": clause 12.4 of that document states the cap
-    same_doc = {it.ev.doc_id: [i.ev.text for i in r.items if i.ev.doc_id == it.ev.doc_id] for it in r.alive()}
+    docs = {i.ev.doc_id for i in r.alive()}
+    called = {d: clause_names([i.ev.text for i in r.items if i.ev.doc_id == d]) for d in docs}
     for it in r.alive():
         candidates: list[tuple[float, Value, frozenset[str], str]] = []
         text = it.ev.text
@@ -135,7 +136,7 @@ def read_relevant_values(r: Resolution) -> None:
                 continue  # a tenant's name is not a person's
             # a table's value is situated by its own column's header, not the other columns'
             situated = sentence + "\n" + context(text, v.start, cell=bool(r.forms))
-            situated += " " + clause_called(sentence, same_doc[it.ev.doc_id])
+            situated += " " + clause_called(sentence, called[it.ev.doc_id])
             if contrasting(r.ask, sentence, situated + " " + it.ev.envelope.title):
                 continue  # "disputes team" where the question asks about the treasury team
             matched = word_stems(situated) & r.predicate - id_stems  # (an id counts once: named_here)

@@ -23,10 +23,11 @@ Example:
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 __all__ = [
-    "REFERENCE", "references", "named_references", "clause_called", "holds", "clause_span", "definitions",
+    "REFERENCE", "references", "named_references", "clause_names", "clause_called", "holds", "clause_span",
+    "definitions",
 ]
 
 #: A reference to a numbered part of the same document ("clause 9.1", "section 4", "Schedule B").
@@ -68,17 +69,26 @@ def named_references(text: str) -> list[tuple[str, str]]:
     return [(m.group(1).lower(), m.group(3)) for m in _NAMED_REFERENCE.finditer(text)]
 
 
-def clause_called(sentence: str, texts: Sequence[str]) -> str:
-    """What the references in ``texts`` (the same document's) call the clause ``sentence`` opens.
+def clause_names(texts: Sequence[str]) -> dict[str, str]:
+    """What the references in ``texts`` (one document's) call each clause they name: number ->
+    words ("12.4" -> "cap"). Read once per document; :func:`clause_called` looks a sentence up."""
+    names: dict[str, dict[str, None]] = {}
+    for t in texts:
+        for what, number in named_references(t):
+            names.setdefault(number, {})[what] = None
+    return {number: " ".join(whats) for number, whats in names.items()}
+
+
+def clause_called(sentence: str, names: Mapping[str, str]) -> str:
+    """What a document's references (:func:`clause_names`) call the clause ``sentence`` opens.
 
     Example:
-        >>> clause_called("12.4 Credits shall not exceed 25%.", ["subject to the cap in clause 12.4"])
+        >>> names = clause_names(["Credits are due, subject to the cap in clause 12.4."])
+        >>> clause_called("12.4 Credits shall not exceed 25%.", names)
         'cap'
     """
     m = re.match(r"\s*(\d+(?:\.\d+)+)\b", sentence)
-    if m is None:
-        return ""
-    return " ".join(dict.fromkeys(what for t in texts for what, n in named_references(t) if n == m.group(1)))
+    return names.get(m.group(1), "") if m else ""
 
 
 def holds(anchor: str, text: str, kind: str, number: str) -> bool:

@@ -95,8 +95,9 @@ def negated_terms(text: str) -> set[str]:
     return out
 
 
-_EXCLUDED = re.compile(r"\b(?:without|except|excluding|other than|apart from|same as|unlike|as with)\b"
-                       r"((?:\W+[\w'-]+){1,4})", re.IGNORECASE)
+# what a question rules out, and what it likens its subject to
+_RULED_OUT = r"without|except|excluding|other than|apart from"
+_EXCLUDED = re.compile(rf"\b(?:{_RULED_OUT}|same as|unlike|as with)\b((?:\W+[\w'-]+){{1,4}})", re.IGNORECASE)
 
 
 def unexcluded(text: str) -> str:
@@ -107,8 +108,7 @@ def unexcluded(text: str) -> str:
         >>> unexcluded("How much notice ends our agreement without cause?")
         'How much notice ends our agreement ?'
     """
-    return re.sub(r"\b(?:without|except|excluding|other than|apart from)\s+(?:any\s+|a\s+)?[\w'-]+\s*", "",
-                  text, flags=re.IGNORECASE)
+    return re.sub(rf"\b(?:{_RULED_OUT})\s+(?:any\s+|a\s+)?[\w'-]+\s*", "", text, flags=re.IGNORECASE)
 
 
 #: A sentence says something was completed (the profile's ``completion_cues``).
@@ -294,8 +294,8 @@ def table_cell(text: str, a: int, b: int, question: str) -> tuple[int, int] | No
         return None
     asked = with_codes(question)
     # the column the question word names ("In which month ...?") before any other shared word
-    m = re.search(r"\b(?:which|what)\s+([a-z]+)", question.lower())
-    named = {stem(m.group(1))} if m else set()
+    noun = _asked_noun(question)
+    named = {stem(noun)} if noun else set()
     open_cells = [
         (len(word_stems(head) & question_terms(question)) + 10 * len(word_stems(head) & named), (x, y))
         for head, (x, y) in zip(heads, cells, strict=True)
@@ -308,6 +308,12 @@ def table_cell(text: str, a: int, b: int, question: str) -> tuple[int, int] | No
     return chosen[0] if len(chosen) == 1 else None
 
 
+def _asked_noun(question: str) -> str | None:
+    """The noun right after "which"/"what" ("In which *month* ..."), or ``None``."""
+    m = re.search(r"\b(?:which|what)\s+([a-z]{3,})\b", question.lower())
+    return m.group(1) if m and m.group(1) not in TASK_STOPWORDS else None
+
+
 def named_instance(text: str, a: int, b: int, question: str) -> tuple[int, int] | None:
     """The identifier after the noun a "which X" question asks for, in ``text[a:b]``, as
     ``(start, end)``: "Which merchant ...?" is answered by the M69123 of "wants merchant M69123".
@@ -317,10 +323,10 @@ def named_instance(text: str, a: int, b: int, question: str) -> tuple[int, int] 
         >>> a, b = named_instance(t, 0, len(t), "Which merchant does OPS-5360 want released?"); t[a:b]
         'M69123'
     """
-    m = re.search(r"\b(?:which|what)\s+([a-z]{3,})\b", question.lower())
-    if m is None or m.group(1) in TASK_STOPWORDS:
+    noun = _asked_noun(question)
+    if noun is None:
         return None
-    found = re.search(rf"\b{m.group(1)}s?\s+([A-Za-z][\w-]*\d[\w-]*)", text[a:b], re.IGNORECASE)
+    found = re.search(rf"\b{noun}s?\s+([A-Za-z][\w-]*\d[\w-]*)", text[a:b], re.IGNORECASE)
     if found is None or mentions(question, found.group(1)):
         return None
     return a + found.start(1), a + found.end(1)

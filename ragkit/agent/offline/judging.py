@@ -20,6 +20,7 @@ from dataclasses import dataclass, replace
 from ragkit.agent.offline.memory import RunMemory
 from ragkit.agent.offline.page import visible
 from ragkit.agent.offline.passages import (
+    UNSTATED,
     contrasts,
     holder,
     names,
@@ -256,8 +257,7 @@ class Judging(RunMemory):
         return max(votes, key=lambda k: (votes[k], -first_seen[k]))
 
     def _leads_for(self, use: EvidenceUse) -> str:
-        """What named the record ``use`` belongs to, when the agent reached it along a chain (the
-        record carries the followed identifier: :func:`record_text`)."""
+        """What named ``use``'s record, if the agent reached it along a chain (:func:`record_text`)."""
         own = record_text(use)
         return " ".join(lead for ident, lead in self.leads.items() if ident in own)
 
@@ -361,7 +361,7 @@ class Judging(RunMemory):
             about = compound_stems(thread_roots(use, self.sections, self.leads))
             if any(stem(t.lower()) in about for t in things):
                 return []
-        return ["a sentence that states " + " / ".join(terms[:4])]
+        return [UNSTATED + " / ".join(terms[:4])]
 
     def _same_topic(self, use: EvidenceUse) -> str:
         """The delivered sections of the same document under a heading of the same topic ("3.

@@ -13,7 +13,7 @@ from typing import Any
 
 from ragkit.agent.offline.judging import Judgement, Judging
 from ragkit.agent.offline.page import read_uses
-from ragkit.agent.offline.passages import named_in, thread_of
+from ragkit.agent.offline.passages import UNSTATED, named_in, thread_of
 from ragkit.agent.state import Action, AgentState
 from ragkit.text.asking import ask_of
 from ragkit.text.profile import active_profile
@@ -101,7 +101,7 @@ class Lookups(Judging):
         asked = {stem(w) for w in self.frame.predicate}
         uses = read_uses(state)
         # (about the task: counted, or set aside only for not stating the asked attribute itself)
-        about = [*judgement.counted, *(u for u, why in judgement.set_aside if "sentence that states" in why)]
+        about = [*judgement.counted, *(u for u, why in judgement.set_aside if UNSTATED in why)]
         for use in about:
             doc_id = str(use.item.get("doc_id"))
             refs = named_references(str(use.item.get("text", ""))) if doc_id not in self.fetched else []

@@ -8,9 +8,9 @@ the profile's rule sources, pseudo-relevance feedback) and follows what counted 
 fix, rollout or policy; :mod:`ragkit.agent.offline.lookups`: the record the ask names by its
 type, read whole, a thing named by its relation to an identifier, a clause a section refers to).
 Once a value is decided it reads the record the decisive sentence points at
-(:meth:`Moves.onward_lead`, or the clause a section refers to) and searches for what would overturn the value
-(:meth:`Moves.contradiction_search`; :meth:`Moves.deferred_rule` when an exception's condition
-has ended).
+(:meth:`Moves.onward_lead`, or the clause a section refers to) and searches for what would
+overturn the value (:meth:`Moves.contradiction_search`; :meth:`Moves.deferred_rule` when an
+exception's condition has ended).
 """
 
 from __future__ import annotations
@@ -36,7 +36,6 @@ __all__ = ["CONTRADICTION_TERMS", "Moves"]
 #: Words that surface what would overturn a value (CURRICULUM section 7; the profile's
 #: ``contradiction_terms``).
 CONTRADICTION_TERMS: ProfileSeq[str] = ProfileSeq(lambda p: p.contradiction_terms)
-
 
 
 class Moves(Lookups):

@@ -24,7 +24,7 @@ from ragkit.agent.state import AgentState, EvidenceUse
 from ragkit.evidence.decision import Decision
 from ragkit.text.asking import ask_of, is_yes_no
 from ragkit.text.profile_views import ProfileRegex, ProfileSeq
-from ragkit.text.references import clause_called
+from ragkit.text.references import clause_called, clause_names
 from ragkit.text.relevance import DETECTION, context, mentions
 from ragkit.text.taskparse import find_identifiers
 from ragkit.text.values import read_values, sentence_spans
@@ -32,6 +32,8 @@ from ragkit.text.words import compound_stems, stem
 
 __all__ = [
     "CAUSAL",
+    "UNSTATED",
+    "referred_as",
     "contrasts",
     "respelled",
     "states_cause",
@@ -52,6 +54,10 @@ __all__ = [
 CAUSAL = ProfileRegex("stated_cause_cues", re.IGNORECASE)
 # the source types named in their own thread (the profile's ``source_roles["own_thread"]``)
 _OWN_THREAD: ProfileSeq[str] = ProfileSeq(lambda p: p.source_roles["own_thread"])
+
+#: How judging sets aside a passage about the task that does not state the asked attribute.
+UNSTATED = "a sentence that states "
+
 
 def states_cause(text: str) -> bool:
     """Whether a sentence of ``text`` states a cause ("X, and that is how Y"), not how a problem
@@ -163,8 +169,9 @@ def contrasts(task: str, text: str) -> bool:
 def referred_as(text: str, use: EvidenceUse, uses: Sequence[EvidenceUse]) -> str:
     """What the references of ``use``'s document (in ``uses``) call the clauses ``text`` opens:
     "cap" for "12.4 The total ..." when a section says "subject to the cap in clause 12.4"."""
-    same = [str(u.item.get("text", "")) for u in uses if u.item.get("doc_id") == use.item.get("doc_id")]
-    return " ".join(filter(None, (clause_called(line, same) for line in text.splitlines())))
+    doc_id = use.item.get("doc_id")
+    names = clause_names([str(u.item.get("text", "")) for u in uses if u.item.get("doc_id") == doc_id])
+    return " ".join(filter(None, (clause_called(line, names) for line in text.splitlines()))) if names else ""
 
 
 def respelled(asked: Sequence[str], texts: Sequence[str]) -> tuple[str, ...]:
