@@ -51,6 +51,14 @@ def _state(max_searches: int = 6, placement: str = "hybrid", task: str = TASK) -
     return AgentState(task, "2026-02-02", "acme", placement, max_searches, caller=Scope("acme", ["ops"]))
 
 
+def _judged(task: str, items: list[dict[str, Any]]) -> tuple[Any, AgentState, Judgement]:
+    """A run of ``task`` whose first search delivered ``items``, and its judgement of them."""
+    state = _state(task=task)
+    run = OfflinePolicy().begin(state)
+    _searched(state, task, items)
+    return run, state, run.judge(state)
+
+
 def _searched(state: AgentState, query: str, items: list[dict[str, Any]], k: int = 7) -> None:
     """Record a search and its results as the loop does (a step, and each item as evidence)."""
     step = Step(state.turn, "search", {"query": query, "k": k}, True, 0.0, 10, {"ok": True, "results": items},
@@ -382,14 +390,14 @@ def test_a_table_continued_under_a_new_heading_is_defined_by_the_section_that_op
     task = "How much of Q2 2026 was notify-hub up and passing its health check?"
     rows = "| Service | Achieved | Objective |\n|---|---|---|\n| notify-hub | 99.93% | 99.90% |"
     table = _item("qr-2026-q2", rows, tenant="global", source_type="wiki",
-                  title="Platform quarterly report, Q2 2026",
+                  title="Platform quarterly report, Q2 2026", published_at="2026-07-06T08:00:00+00:00",
                   citation="qr-2026-q2#4-availability-continued", anchor="4-availability-continued")
     opening = _item("qr-2026-q2", "Availability is the share of the quarter's minutes in which the service "
                     "passed its health check.", tenant="global", source_type="wiki",
                     title="Platform quarterly report, Q2 2026", citation="qr-2026-q2#3-availability",
-                    anchor="3-availability")
-    # the table alone does not say what its figures measure
-    state = _state(task=task)
+                    anchor="3-availability", published_at="2026-07-06T08:00:00+00:00")
+    # the table alone does not say what its figures measure (asked once the quarter is over)
+    state = AgentState(task, "2026-07-10", "acme", "hybrid", 6, caller=Scope("acme", ["ops"]))
     run = OfflinePolicy().begin(state)
     _searched(state, task, [table])
     assert not run.judge(state).decided
@@ -459,3 +467,110 @@ def run_frame_predicate(task: str) -> tuple[str, ...]:
     """The predicate the offline policy reads from ``task`` (what the ask asks about)."""
     state = AgentState(task, "2026-02-02", "acme", "hybrid", 6, caller=Scope("acme", ["ops"]))
     return OfflinePolicy().begin(state).frame.predicate
+
+
+def test_a_thing_described_by_what_it_does_is_not_the_asked_attribute():
+    # "For the service that builds and submits the SEPA files, within what time ...": the clause
+    # before the question word says which service is meant; a sentence about a rebuild of another
+    # service's state shares its words ("service", "builds") but states no acknowledgement time
+    task = ("For the service that builds and submits the SEPA files, within what time are we supposed "
+            "to acknowledge an alert, according to its design note?")
+    rebuild = _item("arch-statement-rendering", "A full rebuild of the service's state takes about 6 hours.",
+                    tenant="global", source_type="architecture", title="statement-rendering design note")
+    run, state, judgement = _judged(task, [rebuild])
+    assert not judgement.decided
+    acked = _item("arch-sepa-connector", "The service builds and submits SEPA files. Alerts are "
+                  "acknowledged within 6 minutes.", tenant="global", source_type="architecture",
+                  title="sepa-connector design note")
+    _searched(state, task, [rebuild, acked])
+    judgement = run.judge(state)
+    assert judgement.decided and judgement.record.decision.value == "6 minutes"
+
+
+def test_a_misspelt_word_of_the_ask_is_read_as_the_evidence_spells_it():
+    # "incident comander hand-off - after how many hrs?": "comander" is one letter short of the
+    # runbook's "commander", and "hrs" counts hours
+    rule = _item("rb-incident-command", "The scribe writes everything down. An incident commander hands "
+                 "over after 6 hours in the role.", tenant="global", source_type="runbook",
+                 title="Incident command runbook")
+    _, _, judgement = _judged("incident comander hand-off - after how many hrs?", [rule])
+    assert judgement.decided and judgement.record.decision.value == "6 hours"
+
+
+def test_a_table_row_the_question_names_by_its_other_cells_leads_to_its_identifier():
+    # "Acme's euro account at Vireo Bank" names the row "| acme-33762 | EUR | Vireo Bank |" by two
+    # cells (euro is EUR); its account id is what the threshold is stated for
+    task = "What's the sweep threshold on Acme's euro account at Vireo Bank?"
+    state = _state(task=task)
+    run = OfflinePolicy().begin(state)
+    table = ("| Account | Currency | Bank |\n|---|---|---|\n| acme-1 | GBP | Vireo Bank |\n"
+             "| acme-33762 | EUR | Vireo Bank |")
+    accounts = _item("wiki-acme-accounts", table, tenant="acme", source_type="wiki", title="Acme accounts")
+    _searched(state, task, [accounts])
+    action = run.next_action(state)
+    assert action.kind == "search" and action.arguments["query"].startswith("acme-33762")
+    # a ticket's row for that account states its balance, not the threshold ("Account" names the thing)
+    ticket = _item("ops-7202", "| Account | Currency | Amount |\n|---|---|---|\n"
+                   "| acme-33762 | EUR | EUR 524,105.19 |", title="OPS-7202: EUR batch late")
+    _searched(state, action.arguments["query"], [ticket])
+    assert not run.judge(state).decided
+    threshold = _item("rb-sweeps", "Sweep threshold for acme-33762: EUR 20,000.", tenant="acme",
+                      source_type="runbook", title="Acme treasury sweeps")
+    _searched(state, action.arguments["query"], [threshold])
+    judgement = run.judge(state)  # the runbook never says Vireo Bank: the row that led to it does
+    assert judgement.decided and judgement.record.decision.value == "EUR 20000"
+
+
+def test_the_record_the_ask_names_by_type_and_key_is_searched_among_that_type():
+    # "the OPS-4025 postmortem", not delivered by the first search: one search among postmortems
+    task = "Has the follow-up action from the OPS-4025 postmortem been completed?"
+    state = _state(task=task)
+    run = OfflinePolicy().begin(state)
+    _searched(state, task, [_item("ops-4025", "OPS-4025: funding run left negative reserves.")])
+    action = run.read_asked_record(state, run.judge(state))
+    assert action.kind == "search" and action.arguments["doc_type"] == "postmortem"
+    assert run.read_asked_record(state, run.judge(state)) is None  # once
+
+
+def test_what_does_the_thing_a_relative_clause_describes_do_asks_what_it_does():
+    # "What does the bank that holds Soylent's DKK account charge ...?": a sentence that only names
+    # banks (or the DKK cutoff) does not state a charge
+    task = "What does the bank that holds Soylent's Danish krone account charge per payment instruction?"
+    cutoff = _item("pol-soylent", "| Currency | Cutoff |\n|---|---|\n| DKK | 11:00 |", tenant="soylent",
+                   source_type="policy", title="Soylent settlement schedule")
+    banks = _item("rb-soylent", "Soylent settles in EUR and DKK through Kestrel Bank and Ostrava Kreditni.",
+                  tenant="soylent", source_type="runbook", title="Soylent daily operations")
+    run, _, judgement = _judged(task, [cutoff, banks])
+    assert "bank" not in run.attribute_terms()
+    assert not judgement.decided
+
+
+def test_the_tenants_own_bank_is_found_in_its_accounts_table_and_its_contract_counts():
+    # "Acme's bank": no table names it yet, so the agent looks for Acme's bank; the accounts table
+    # gives one bank for Acme, whose (global) contract then answers although it never names Acme
+    task = ("Acme's bank had a bad month. What is the monthly cap on service credits in our contract "
+            "with that bank?")
+    state = _state(task=task)
+    run = OfflinePolicy().begin(state)
+    _searched(state, task, [_item("ops-1", "Nothing about banks here.")])
+    action = run.described_thing(state)
+    assert action.kind == "search" and action.arguments["query"] == "Acme bank"
+    table = "| Account | Currency | Bank |\n|---|---|---|\n| acme-19559 | EUR | Vireo Bank |"
+    accounts = _item("wiki-acme-accounts", table, source_type="wiki", title="Acme accounts")
+    _searched(state, "Acme bank", [accounts])
+    action = run.described_thing(state)
+    assert action.kind == "search" and action.arguments["query"].startswith("vireo bank")
+    cap = _item("ctr-vireo", "12.4 The total service credits for any calendar month are capped at EUR 5,000.",
+                tenant="global", source_type="policy", title="Payment services agreement with Vireo Bank")
+    _searched(state, action.arguments["query"], [cap])
+    judgement = run.judge(state)
+    assert judgement.decided and judgement.record.decision.value == "EUR 5000"
+
+
+def test_a_row_named_by_its_cells_leads_nowhere_unless_the_question_asks_about_its_identifier():
+    # "Acme's EUR captures" names the row "| acme-1 | EUR | Vireo Bank |" by two cells, but asks about
+    # captures, not about the account: no look-up
+    table = "| Account | Currency | Bank |\n|---|---|---|\n| acme-1 | EUR | Vireo Bank |"
+    accounts = _item("wiki-acme-accounts", table, source_type="wiki", title="Acme accounts")
+    run, state, _ = _judged("By what time must Acme's EUR captures be in?", [accounts])
+    assert run.described_thing(state) is None

@@ -29,3 +29,14 @@ def test_two_swapped_letters_of_a_short_name_are_a_misspelling() -> None:
     assert respelled(["Strak"], ["Stark's double payouts in August"]) == ("Stark",)
     assert respelled(["Stark"], ["start of the run"]) == ("Stark",)
     assert respelled(["Wayen"], ["Wayne escalations", "Wayne's cutoff"]) == ("Wayne",)
+
+
+def test_a_lower_case_word_is_respelled_in_lower_case_and_put_back_into_the_task() -> None:
+    """A misspelt word of the ask ("comander") is read as the evidence's one near word, kept in
+    lower case, and the task is read with it."""
+    from ragkit.agent.offline.passages import reworded
+
+    texts = ["An incident commander hands over"]
+    assert respelled(["comander", "incident"], texts) == ("commander", "incident")
+    read = reworded("Incident comander: how long?", ["comander"], ["commander"])
+    assert read == "Incident commander: how long?"

@@ -1138,3 +1138,40 @@ def test_a_free_text_question_stating_a_figure_reads_the_row_that_states_it() ->
     question = "In which month of Q1 2026 were 99.69% of Initech's payouts on time?"
     record = resolve(question, [volumes], "2026-05-01")
     assert record.decision is not None and record.decision.value == "february", record.decision
+
+
+def test_a_definition_of_the_asked_short_form_is_not_its_value() -> None:
+    """"What's the RTO for the sepa connector?": the sentence defining RTO shares the question's
+    words but states no service's RTO; the table row does, and "sepa-connector" is the "sepa
+    connector" the question writes in two words."""
+    meta = {"title": "Multi-region failover design", "authority": "engineering",
+            "source_type": "architecture"}
+    defined = ev("arch-mr", "## 7. Recovery objectives\n\nThe recovery point objective (RPO) is the most "
+                 "data a service may lose; the recovery time objective (RTO) is how long it may take "
+                 "to be serving again after failover is declared.", "7", **meta)
+    table = ev("arch-mr", "## 7.1 Recovery objectives (continued)\n\n| Service | RPO | RTO |\n|---|---|---|\n"
+               "| ledger-core | 5 minutes | 60 minutes |\n| sepa-connector | 15 minutes | 90 minutes |",
+               "7-1", **meta)
+    record = resolve("What's the RTO for the sepa connector in the multi-region failover design?",
+                     [defined, table], "2026-05-01")
+    assert record.decision is not None and record.decision.surface == "90 minutes", record.decision
+
+
+def test_a_currency_named_in_words_is_a_code_not_a_contrasting_modifier() -> None:
+    """"Stark's euro account" is its EUR account: "the operating account" in the answering sentence
+    is no sibling of a "euro account" (codes are judged by the code rule)."""
+    text = "Sweep threshold for stark-33762: EUR 20,000; anything above it moves to the operating account."
+    record = resolve("What's the sweep threshold on Stark's euro account?", [ev("rb-sweeps", text)],
+                     "2026-04-01")
+    assert record.decision is not None and record.decision.value == "EUR 20000", record.decision
+
+
+def test_a_table_cell_that_holds_one_value_answers_as_that_value() -> None:
+    """"What's the dispute handling fee?" reads the fee column of the row, and "EUR 11.00" there is
+    an amount (it compares as EUR 11), not a phrase."""
+    table = ("## Schedule 1\n\n| Item | Fee |\n|---|---|\n| Per payout | EUR 0.20 |\n"
+             "| Dispute handling | EUR 11.00 |")
+    record = resolve("Under Initech's services agreement, what's the dispute handling fee?",
+                     [ev("ctr-initech", table, "schedule-1")], "2026-04-01")
+    assert record.decision is not None
+    assert (record.decision.kind, record.decision.value) == ("amount", "EUR 11")

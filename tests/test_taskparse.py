@@ -187,3 +187,14 @@ def test_a_name_a_yes_no_claim_compares_with_is_not_required() -> None:
                        tenant="soylent")
     assert "Nordics" not in frame.names and frame.qualifiers == ("NOK",)
     assert "Nordics" in parse_task("Which cutoff do the Nordics share?", tenant="soylent").names
+
+
+def test_a_quarter_or_a_range_of_months_is_the_period_asked_about():
+    """"late days in Q3 2026", "from July to September": the event happened in those months, so
+    records published long before or after them are about another event."""
+    frame = parse_task("Did Tyrell have more than two late payout days in Q3 2026?", as_of="2026-10-05")
+    assert frame.period == ("2026-07-01", "2026-10-01")
+    frame = parse_task("How many late days did Tyrell have from July to September?", as_of="2026-10-05")
+    assert frame.period == ("2026-07-01", "2026-10-01")
+    frame = parse_task("What went wrong in the third quarter of 2025?", as_of="2026-10-05")
+    assert frame.period == ("2025-07-01", "2025-10-01")

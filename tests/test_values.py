@@ -290,3 +290,22 @@ def test_an_amount_does_not_join_a_code_to_a_number_on_the_next_line() -> None:
     """"currency=EUR" ending one log line and "07:31:19" opening the next are no "EUR 07"."""
     text = "batch opened currency=EUR\n07:31:19 INFO threshold EUR 25,000"
     assert [v.surface for v in read_values(text, forms=("amount",))] == ["EUR 25,000"]
+
+
+def test_an_abbreviated_unit_counts_what_its_full_word_counts():
+    from ragkit.text.asked import asked_unit
+
+    assert asked_unit("Hand over after how many hrs?") == "hours"
+    assert asked_unit("How many mins to acknowledge?") == "minutes"
+
+
+def test_the_asking_clause_leaves_out_a_thing_described_before_it():
+    from ragkit.text.asked import asking_clause
+
+    q = "For the service that builds the SEPA files, within what time is an alert acknowledged?"
+    assert asking_clause(q) == "within what time is an alert acknowledged"
+    assert asking_clause("Incident commander hand-off - after how many hours?") == ""  # a topic, kept
+    assert asking_clause("What is the cap, according to the contract?") == ""
+    # an instruction that walks a chain is no lead-in naming a thing: its words say where to look
+    assert asking_clause("Follow OPS-2061 to the rollout that fixed it and the policy that rollout "
+                         "cites: what limit does the clause set?") == ""

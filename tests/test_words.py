@@ -148,3 +148,14 @@ def test_a_compound_of_asked_words_says_them() -> None:
     asked = {stem("second"), stem("approver"), stem("reserve")}
     found = compound_stems("The second-approver threshold; the reserve-keeper service", asked)
     assert asked - {stem("reserve")} <= found and stem("reserve") not in found
+
+
+def test_an_irregular_past_form_stems_like_its_verb():
+    """"Above what balance is the account swept?" asks what the sweep rule states."""
+    from ragkit.text.words import stem, word_stems
+
+    assert stem("swept") == stem("sweep") == stem("sweeps")
+    assert stem("paid") == stem("pay") and stem("sent") == stem("send")
+    assert "sweep" in word_stems("the account is swept nightly")
+    assert stem("done") != stem("do")  # a status word, not a past form read as "do"
+    assert stem("told") != stem("tell")  # "can you tell me" is a request, not what "was told" states

@@ -8,8 +8,8 @@ whose sentence, situated by its section heading and table header
 names, the source's own condition. Values the question names, headings, column headers, statuses
 outside a status field, values stated for another code (``| DKK | 10:30 |`` for a CHF question),
 identifiers of another shape and, for a why-question, non-causal sentences are not answers.
-When no value anywhere relates to the question's words, only sources that the question's
-identifiers lead to by links keep theirs.
+When no value anywhere relates to the question's words, only sources the question's identifiers
+lead to by links keep theirs.
 
 Example:
     >>> from ragkit.evidence.spans import Evidence
@@ -26,11 +26,20 @@ import re
 
 from ragkit.evidence.fit import situated_sentence
 from ragkit.evidence.resolution_state import Item, Resolution, names_identifier, refers_to
+from ragkit.text.asked import counts_unit
 from ragkit.text.asking import questions_of
 from ragkit.text.contrast import contrasting
 from ragkit.text.normalise import normalise_value
 from ragkit.text.ranges import in_band, other_month
-from ragkit.text.references import clause_called, clause_names, clause_span, definitions, holds, references
+from ragkit.text.references import (
+    clause_called,
+    clause_names,
+    clause_span,
+    defines_asked,
+    definitions,
+    holds,
+    references,
+)
 from ragkit.text.relevance import (
     CAUSE,
     CODE,
@@ -47,10 +56,11 @@ from ragkit.text.relevance import (
     named_instance,
     question_terms,
     table_cell,
+    with_codes,
 )
 from ragkit.text.value_patterns import FORM_KIND
-from ragkit.text.values import Value, read_values, sentence_at, sentence_spans
-from ragkit.text.words import id_shape, stem, word_stems
+from ragkit.text.values import Value, cell_value, read_values, sentence_at, sentence_spans
+from ragkit.text.words import compound_stems, id_shape, stem, word_stems
 
 __all__ = ["read_relevant_values"]
 
@@ -72,6 +82,7 @@ def read_relevant_values(r: Resolution) -> None:
     # a free-text question that states a figure looks up the sentence stating it ("In which month
     # were 99.69% on time?"): that sentence relates to it as fully as one sharing all its words
     figures = [v.surface for v in read_values(r.ask, forms=("percentage", "amount", "duration", "time"))]
+    coded_ask = with_codes(r.ask)  # "euro account" is the EUR account: a code, judged apart
     # the asking sentence says what is asked, the sentence it leans on about what ("... subject to a cap
     # set in another clause. What is that cap?"): its own words outweigh the context's
     asking = questions_of(r.ask)
@@ -124,9 +135,10 @@ def read_relevant_values(r: Resolution) -> None:
             band = in_band(r.ask, sentence) if row else None
             if band is False or row and other_month(r.question, sentence):
                 continue  # a schedule's row for another band (or month) than the question names
+            if not r.forms and defines_asked(sentence, r.ask):
+                continue  # "the recovery time objective (RTO) is how long ..." is no service's RTO
             if not r.forms and (cell := table_cell(text, a, b, r.ask)) is not None:
-                x, y = cell  # a table row answers by the column the question asks for ("which bank")
-                v = Value("text", normalise_value("text", text[x:y]), text[x:y], x, y, "text")
+                v = cell_value(text, *cell)  # a table row answers by the column asked ("which bank")
             elif not r.forms and (instance := named_instance(text, a, b, r.ask)) is not None:
                 x, y = instance  # "Which merchant ...?": the identifier after "merchant"
                 v = Value("id", normalise_value("id", text[x:y]), text[x:y], x, y, "id")
@@ -137,9 +149,10 @@ def read_relevant_values(r: Resolution) -> None:
             # a table's value is situated by its own column's header, not the other columns'
             situated = sentence + "\n" + context(text, v.start, cell=bool(r.forms))
             situated += " " + clause_called(sentence, called[it.ev.doc_id])
-            if contrasting(r.ask, sentence, situated + " " + it.ev.envelope.title):
+            if contrasting(coded_ask, sentence, situated + " " + it.ev.envelope.title):
                 continue  # "disputes team" where the question asks about the treasury team
-            matched = word_stems(situated) & r.predicate - id_stems  # (an id counts once: named_here)
+            # (an id counts once: named_here; "sepa-connector" here says the "sepa connector" asked about)
+            matched = (word_stems(situated) | compound_stems(sentence, r.predicate)) & r.predicate - id_stems
             conditional = any(c.lower() in sentence.lower() for c in it.ev.envelope.conditions)
             if matched and matched <= code_stems and not conditional:
                 # a value's own currency ("EUR 12,600") does not relate it to "the EUR sweep
@@ -367,19 +380,7 @@ def _referred_by_match(r: Resolution) -> list[Item]:
 def _counts_asked(r: Resolution, v: Value) -> bool:
     """False for a count or duration of another thing than the one asked ("3 payout files" for
     "how many closed batches"); True otherwise."""
-    return not (r.unit and v.form in ("count", "duration") and not _counts(v.surface, r.unit))
-
-
-def _counts(surface: str, unit: str) -> bool:
-    """Whether a count or duration counts ``unit`` (``"2 closed batches"`` counts ``batches``;
-    "times" and "attempts" count tries of anything)."""
-    if unit in ("times", "attempts", "tries"):
-        return True
-    want = unit.split()
-    have = surface.lower().split()[-len(want):]
-    if len(have) != len(want):
-        return False
-    return all(stem(h.rstrip("s")) == stem(w.rstrip("s")) for h, w in zip(have, want, strict=True))
+    return not (r.unit and v.form in ("count", "duration") and not counts_unit(v.surface, r.unit))
 
 
 def _about_asked_code(r: Resolution, text: str, position: int) -> bool:

@@ -18,7 +18,7 @@ from typing import Any
 
 from ragkit.models.files import bundled_embedder_path
 
-__all__ = ["count_tokens", "count_tokens_batch", "truncate_to_tokens"]
+__all__ = ["count_tokens", "count_tokens_batch", "truncate_to_tokens", "known_word"]
 
 
 @lru_cache(maxsize=1)
@@ -58,3 +58,21 @@ def truncate_to_tokens(text: str, budget: int) -> tuple[str, bool]:
         return text, False
     end = enc.offsets[budget - 1][1]
     return text[:end], True
+
+
+@lru_cache(maxsize=1)
+def _vocabulary() -> frozenset[str]:
+    return frozenset(w for w in _tokenizer().get_vocab() if w.isalpha())
+
+
+def known_word(word: str) -> bool:
+    """Whether the bundled tokenizer's vocabulary holds ``word`` whole (lower case): an English word
+    or name common enough to have a token of its own ("clause", "commander"), not a misspelling
+    ("comander") nor a rare name. Each part of a hyphenated word must be known.
+
+    Example:
+        >>> known_word("clause"), known_word("comander"), known_word("fail-over")
+        (True, False, True)
+    """
+    parts = [p for p in word.lower().split("-") if p]
+    return bool(parts) and all(p in _vocabulary() for p in parts)

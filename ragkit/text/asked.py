@@ -6,7 +6,8 @@ asks for ("what time" -> ``time``; "how many minutes" -> ``duration``; a yes/no 
 proposes "still 11:15?" -> ``time``), :func:`asked_kind` to the kind they compare as,
 :func:`asked_id_shape` to the shape of identifier ("which commit" -> a hash),
 :func:`proposed_identifiers` to the identifiers a yes/no question puts forward, :func:`asked_unit`
-to what a count counts, and :func:`without_measures` blanks the values a question only checks.
+to what a count counts, :func:`asking_clause` to the clause that holds the question word, and
+:func:`without_measures` blanks the values a question only checks.
 The rules are the profile's ``ask_rules`` and ``asked_shapes`` (documented regexes, not a model).
 
 Example:
@@ -19,25 +20,31 @@ Example:
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from ragkit.text.asking import (
     QUESTION_PREPOSITIONS,
     QUESTION_WORDS,
     ask_of,
     is_yes_no,
+    message_sentences,
     proposed_names,
     questions_of,
 )
 from ragkit.text.profile_views import ProfileSeq
 from ragkit.text.value_patterns import DURATION_QUALIFIERS, FORM_KIND, MONTH_WORDS
 from ragkit.text.values import Value, read_values
-from ragkit.text.words import id_shape
+from ragkit.text.words import id_shape, stem
 
 __all__ = [
     "asked_kind",
     "asked_forms",
     "asked_id_shape",
     "asked_unit",
+    "counts_unit",
+    "described_subject",
+    "asking_clause",
+    "in_clause",
     "proposed_identifiers",
     "without_measures",
 ]
@@ -205,16 +212,108 @@ def asked_unit(question: str) -> str | None:
         ('batches', 'business days')
         >>> asked_unit("How many times may it be retried?"), asked_unit("What's the most resends allowed?")
         ('times', 'resends')
+        >>> asked_unit("Hand over after how many hrs?")
+        'hours'
     """
     m = _HOW_MANY.search(ask_of(question).lower())
-    words = _PHRASE_END.sub("", m.group(1)).split() if m else []
+    words = [_SPELLED_OUT.get(w, w) for w in _PHRASE_END.sub("", m.group(1)).split()] if m else []
     if len(words) >= 2 and words[-2] in DURATION_QUALIFIERS:
         return " ".join(words[-2:])  # a business day is not a calendar day
     return words[-1] if words else None
 
 
+def counts_unit(surface: str, unit: str) -> bool:
+    """Whether a count or duration counts ``unit``, the noun :func:`asked_unit` read ("times" and
+    "attempts" count tries of anything).
+
+    Example:
+        >>> counts_unit("2 closed batches", "batches"), counts_unit("3 payout files", "batches")
+        (True, False)
+    """
+    if unit in ("times", "attempts", "tries"):
+        return True
+    want = unit.split()
+    have = surface.lower().split()[-len(want):]
+    if len(have) != len(want):
+        return False
+    return all(stem(h.rstrip("s")) == stem(w.rstrip("s")) for h, w in zip(have, want, strict=True))
+
+
+# units of time as questions abbreviate them ("after how many hrs?"), as documents write them
+_SPELLED_OUT = {"sec": "seconds", "secs": "seconds", "min": "minutes", "mins": "minutes", "hr": "hours",
+                "hrs": "hours", "wk": "weeks", "wks": "weeks", "yr": "years", "yrs": "years"}
+
 #: Values whose words are units of measure, not what the question is about.
 _MEASURES = ("time", "amount", "duration", "percentage")
+
+
+# where a phrase names the source, not what is asked ("..., according to its design note?")
+_ACCORDING = re.compile(r"\b(?:according to|as (?:set out|stated|written|described) in|per)\b[^,;:?.]*",
+                        re.IGNORECASE)
+_WH = re.compile(rf"\b(?:{QUESTION_WORDS})\b", re.IGNORECASE)
+# a lead-in naming a thing by what it does: "For the service that builds ...", "About the team who ..."
+_DESCRIBING = re.compile(r"^(?:for|about|regarding|concerning|as for|as to|on)\s+(?:the|our|their|its)\s+"
+                         r"(?:[\w-]+\s+){0,2}?[\w-]+\s+(?:that|which|who)\s+[a-z]+", re.IGNORECASE)
+
+
+def asking_clause(question: str) -> str:
+    """The clause of the asking sentence that holds its question word, without the clauses before
+    it and any "according to ..." phrase, when the sentence leads in with a thing named by what it
+    does ("For the service that builds ..., "); ``""`` otherwise (a yes/no question, a question
+    word in the first clause, a topic or an instruction before it).
+
+    Such a phrase says which thing is meant, not what is asked of it: in "For the service that
+    builds the SEPA files, within what time must an alert be acknowledged?" the asked attribute is
+    the alert's acknowledgement, and a sentence about the service's builds does not state it.
+
+    Example:
+        >>> asking_clause("For the service that builds the SEPA files, within what time must an "
+        ...               "alert be acknowledged, according to its design note?")
+        'within what time must an alert be acknowledged'
+        >>> asking_clause("What is Acme's USD cutoff?")
+        ''
+    """
+    ask = questions_of(ask_of(question)).strip()
+    sentences = [s for s in message_sentences(ask) if s.rstrip().endswith("?")]
+    sentence = sentences[-1] if sentences else ask
+    clauses = re.split(r"\s*(?:[,;:]|\s-+\s|\u2014)\s*", sentence)
+    first = next((n for n, c in enumerate(clauses) if _WH.search(c)), None)
+    if not first or not _DESCRIBING.search(clauses[0]):
+        return ""  # no question word, or no lead-in before it that names a thing by what it does
+    kept = " ".join(_ACCORDING.sub(" ", c) for c in clauses[first:])
+    return " ".join(kept.replace("?", " ").split())
+
+
+# "What does the bank that holds ... charge?": the thing the relative clause describes is the subject
+_DESCRIBED_SUBJECT = re.compile(
+    r"\b(?:what|which|how(?:\s+\w+)?)\s+(?:does|do|did|will|would|can|could|should|must)\s+the\s+([a-z]+)"
+    r"\s+(?:that|which|who)\s+[a-z]+", re.IGNORECASE)
+
+
+def described_subject(question: str) -> str | None:
+    """The noun a question describes by a relative clause and asks something else of ("What does
+    *the bank* that holds our DKK account charge?": its charge, not which bank), or ``None``.
+
+    Example:
+        >>> described_subject("What does the bank that holds Soylent's DKK account charge per instruction?")
+        'bank'
+        >>> described_subject("What is the lowest role that can approve it?") is None
+        True
+    """
+    m = _DESCRIBED_SUBJECT.search(ask_of(question))
+    return m.group(1).lower() if m else None
+
+
+def in_clause(words: Sequence[str], question: str) -> list[str]:
+    """The ``words`` that stand in the question's :func:`asking_clause` (``[]`` when it has none).
+
+    Example:
+        >>> in_clause(["service", "builds", "alert"], "For the service that builds the SEPA files, "
+        ...           "within what time must an alert be acknowledged?")
+        ['alert']
+    """
+    clause = asking_clause(question).lower()
+    return [w for w in words if clause and re.search(rf"\b{re.escape(w.lower())}\b", clause)]
 
 
 def without_measures(text: str) -> str:

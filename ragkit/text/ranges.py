@@ -24,11 +24,12 @@ Example:
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 
 from ragkit.text.normalise import MONTH_NUMBER
 
-__all__ = ["figures", "bands", "in_band", "other_month"]
+__all__ = ["figures", "bands", "in_band", "other_month", "asked_period"]
 
 _NUMBER = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
 # "25,001 to 50,000", "25,001 - 50,000", "25,001–50,000" (not a date, a time or a clause number)
@@ -90,3 +91,52 @@ def other_month(question: str, row: str) -> bool:
 def _month(word: str) -> str | None:
     """The month ``word`` names, written out or cut to three letters ("Feb"), else ``None``."""
     return next((m for m in MONTH_NUMBER if word in (m, m[:3]) or word == "sept" == m[:4]), None)
+
+
+# a month written out or cut to three letters, capitalised ("August", "Aug"; not the modal "may")
+_MONTH_NAMES = "|".join([m.capitalize() for m in MONTH_NUMBER] + [m[:3].capitalize() for m in MONTH_NUMBER])
+# a quarter: "Q3 2026", "the third quarter of 2026"
+_QUARTER = re.compile(r"\bQ([1-4])\b(?:\s+(\d{4}))?|"
+                      r"\b(first|second|third|fourth)\s+quarter(?:\s+of)?(?:\s+(\d{4}))?", re.IGNORECASE)
+_ORDINAL = {"first": 1, "second": 2, "third": 3, "fourth": 4}
+
+
+def asked_period(task: str, as_of: dt.datetime | None) -> tuple[str, str] | None:
+    """The months a task asks about, as ISO dates ``(first day, day after)``: a month ("in August
+    2026"), a range of months ("from July to September") or a quarter ("Q3 2026"); a year left out
+    is the last one that had them by ``as_of``; ``None`` when it names none.
+
+    Example:
+        >>> import datetime as dt
+        >>> asked_period("Late days in Q3 2026?", None), asked_period("In June?", dt.datetime(2026, 5, 1))
+        (('2026-07-01', '2026-10-01'), ('2025-06-01', '2025-07-01'))
+        >>> asked_period("From July to September 2026", None)
+        ('2026-07-01', '2026-10-01')
+    """
+    q = _QUARTER.search(task)
+    quarter = int(q.group(1) or _ORDINAL[q.group(3).lower()]) if q else 0
+    months = [(3 * quarter - 2, q.group(2) or q.group(4))] if q else []
+    if not months:
+        found = list(re.finditer(rf"\b({_MONTH_NAMES})\b\.?(?:,?\s+(\d{{4}}))?", task))
+        if not found:
+            return None
+        months = [(_number(found[0].group(1)), found[0].group(2))]
+        between = task[found[0].end():found[1].start()] if len(found) > 1 else ""
+        if re.fullmatch(r"\s*(?:to|and|through|until|till|-|\u2013)\s*", between):
+            months.append((_number(found[1].group(1)), found[1].group(2)))  # "from July to September"
+    first, year_named = months[0]
+    last = months[-1][0] if len(months) > 1 else first + (2 if q else 0)
+    if year_named or months[-1][1]:
+        year = int(year_named or months[-1][1])
+    elif as_of is not None:
+        year = as_of.year if last <= as_of.month else as_of.year - 1
+    else:
+        return None
+    start = dt.date(year, first, 1)
+    end = dt.date(year + (last == 12), last % 12 + 1, 1)
+    return start.isoformat(), end.isoformat()
+
+
+def _number(word: str) -> int:
+    """The number of the month ``word`` names ("Aug": 8); ``word`` must name one."""
+    return MONTH_NUMBER[_month(word.lower()) or ""]

@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 
 __all__ = [
     "REFERENCE", "references", "named_references", "clause_names", "clause_called", "holds", "clause_span",
-    "definitions",
+    "definitions", "defines_asked",
 ]
 
 #: A reference to a numbered part of the same document ("clause 9.1", "section 4", "Schedule B").
@@ -144,3 +144,22 @@ def definitions(text: str) -> list[tuple[str, str, str]]:
         (" ".join(w for w in term.split() if w.lower() != "the"), short, meaning.strip())
         for term, short, meaning in _DEFINITION.findall(text)
     ]
+
+
+#: A question that asks what a term means ("What does RTO stand for?").
+_MEANING = re.compile(r"\b(?:mean|means|meant|stands? for|defined?|definition)\b", re.IGNORECASE)
+
+
+def defines_asked(sentence: str, question: str) -> bool:
+    """Whether ``sentence`` defines a short form the question names, which does not ask what it
+    means: "the recovery time objective (RTO) is how long ..." says what an RTO is, not what the
+    RTO of a service is, so it does not answer "What's the RTO for sepa-connector?".
+
+    Example:
+        >>> s = "The recovery time objective (RTO) is how long it may take to serve again."
+        >>> defines_asked(s, "What's the RTO for sepa-connector?"), defines_asked(s, "What does RTO mean?")
+        (True, False)
+    """
+    if _MEANING.search(question):
+        return False
+    return any(re.search(rf"\b{re.escape(short)}\b", question) for _, short, _ in definitions(sentence))

@@ -53,6 +53,10 @@ __all__ = [
 ]
 
 
+#: "Jan", "Sept": a month, not a content word (but "sepa" and "marc" are words).
+_MONTH_ABBREVIATIONS = {m[:3] for m in MONTH_NUMBER} | {"sept"}
+
+
 def question_terms(text: str) -> set[str]:
     """Content-word stems of ``text`` (5-letter prefixes; no stop words, months, weekdays, numbers).
 
@@ -61,6 +65,8 @@ def question_terms(text: str) -> set[str]:
         ['acme', 'batch', 'cutof', 'eur', 'settl']
         >>> sorted(question_terms("What's ledger-core's page-to-acknowledgement target?"))
         ['ackno', 'ledge', 'page', 'targe']
+        >>> sorted(question_terms("What's the sepa connector's RTO in Sept?"))
+        ['conne', 'rto', 'sepa']
     """
     out = set()
     words = re.findall(r"[a-z][a-z0-9_-]*", text.lower().replace("'s", ""))
@@ -68,8 +74,7 @@ def question_terms(text: str) -> set[str]:
     words = [p for w in words for p in (w.split("-") if set(w.split("-")) & QUESTION_STOPWORDS else [w])]
     for w in words:
         w = w.strip("-_")
-        if (len(w) < 3 or w in QUESTION_STOPWORDS or w in MONTH_NUMBER
-                or (w[:3] in {m[:3] for m in MONTH_NUMBER} and len(w) <= 4)):
+        if len(w) < 3 or w in QUESTION_STOPWORDS or w in MONTH_NUMBER or w in _MONTH_ABBREVIATIONS:
             continue
         if w in WEEKDAYS:
             continue

@@ -50,6 +50,7 @@ from ragkit.text.asking import (
 )
 from ragkit.text.normalise import MONTHS
 from ragkit.text.profile_views import ProfileRegex, ProfileWords
+from ragkit.text.ranges import asked_period
 from ragkit.text.relevance import with_codes
 from ragkit.text.words import TASK_ID_PATTERNS, TASK_STOPWORDS, WEEKDAYS, prefix5
 
@@ -266,24 +267,6 @@ def _month(name: str) -> int:
     return next(i for i, m in enumerate(MONTHS, 1) if m.startswith(name.lower()[:3]))
 
 
-def _task_period(task: str, as_of: dt.datetime | None, date: str | None) -> tuple[str, str] | None:
-    if date is not None:
-        return None
-    m = re.search(rf"\b({_MONTH_RE})\b\.?(?:,?\s+(\d{{4}}))?", task)
-    if not m:
-        return None
-    month = _month(m.group(1))
-    if m.group(2):
-        year = int(m.group(2))
-    elif as_of is not None:
-        year = as_of.year if month <= as_of.month else as_of.year - 1
-    else:
-        return None
-    start = dt.date(year, month, 1)
-    end = dt.date(year + (month == 12), month % 12 + 1, 1)
-    return _iso(start), _iso(end)
-
-
 def parse_task(task: str, *, tenant: str = "*", as_of: object = None) -> TaskFrame:
     """Read ``task`` into a :class:`TaskFrame` for a caller of ``tenant`` at ``as_of``.
 
@@ -336,7 +319,7 @@ def parse_task(task: str, *, tenant: str = "*", as_of: object = None) -> TaskFra
     named = [n.lower() for n in names]
     names = [n for n in names if n.lower() != lowered_tenant]
     date = _task_date(task)
-    period = _task_period(task, moment, date)
+    period = None if date else asked_period(task, moment)
     # an event unless the ask names a standing rule or speaks of the present ("still", "Can I ...?");
     # "how many days did we have to ...?" measures what a rule required, whatever the tense
     obligation = asks_obligation(message)

@@ -43,6 +43,7 @@ from ragkit.text.value_patterns import (
 )
 
 __all__ = [
+    "cell_value",
     "Value",
     "read_values",
     "sentence_spans",
@@ -149,6 +150,21 @@ def read_values(text: str, kind: str | None = None, *, forms: Sequence[str] | No
 # sentences
 
 _SENT_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[A-Z0-9\"'(\[`|])")
+
+
+def cell_value(text: str, start: int, end: int) -> Value:
+    """The value ``text[start:end]`` (a table cell) holds: typed when the whole of it is one value
+    ("EUR 11.00" is an amount, "6 minutes" a duration), else its text.
+
+    Example:
+        >>> t = "| Dispute handling | EUR 11.00 | Kestrel Bank |"
+        >>> cell_value(t, 21, 30).value, cell_value(t, 33, 45).kind
+        ('EUR 11', 'text')
+    """
+    whole = [v for v in read_values(text[start:end]) if (v.start, v.end) == (0, end - start)]
+    if len(whole) != 1:
+        return Value("text", normalise_value("text", text[start:end]), text[start:end], start, end, "text")
+    return Value(whole[0].kind, whole[0].value, text[start:end], start, end, whole[0].form)
 
 
 def sentence_spans(text: str) -> list[tuple[int, int]]:

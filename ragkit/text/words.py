@@ -25,7 +25,7 @@ Example:
     >>> stem("finished"), stem("completed"), prefix5("finished")
     ('finis', 'finis', 'finis')
     >>> sorted(compound_stems("reserve-keeper ran open_batch_day"))
-    ['open_batch_day', 'ran', 'reserve-keeper']
+    ['open_batch_day', 'reserve-keeper', 'run']
     >>> id_shape("RO-7702"), id_shape("a41c9e2")
     ('key', 'hash')
 """
@@ -42,6 +42,7 @@ __all__ = [
     "QUESTION_STOPWORDS",
     "WEEKDAYS",
     "SAME_MEANING",
+    "IRREGULAR",
     "prefix5",
     "stem",
     "word_stems",
@@ -98,6 +99,30 @@ SAME_MEANING: ProfileSeq[tuple[str, ...]] = ProfileSeq(lambda p: p.synonyms)
 _CANON: ProfileMap[str] = ProfileMap(lambda p: {w: group[0] for group in p.synonyms for w in group})
 
 
+#: Irregular past forms of English verbs, read as the verb ("swept" states what "sweep" does, "held"
+#: what "hold" does): a five-letter prefix cannot join them. General English, not one corpus's
+#: words; forms that are also other words ("left", "found", "done", "bound") and the light verbs of
+#: a request ("told", "made", "took", "got": "can you tell me ...") are left out.
+IRREGULAR = {
+    form: verb
+    for verb, forms in {
+        "arise": "arose arisen", "bear": "bore borne", "begin": "began begun", "break": "broke broken",
+        "bring": "brought", "build": "built", "buy": "bought", "catch": "caught",
+        "choose": "chose chosen", "deal": "dealt", "draw": "drew drawn", "drive": "drove driven",
+        "fall": "fell fallen", "fight": "fought", "fly": "flew flown", "forget": "forgot forgotten",
+        "freeze": "froze frozen", "grow": "grew grown", "hide": "hid hidden", "hold": "held",
+        "keep": "kept", "lead": "led", "lend": "lent", "lose": "lost", "meet": "met", "pay": "paid",
+        "rebuild": "rebuilt", "rerun": "reran", "rise": "rose risen", "run": "ran", "seek": "sought",
+        "sell": "sold", "send": "sent", "shake": "shook shaken", "sink": "sank sunk",
+        "speak": "spoke spoken", "spend": "spent", "stand": "stood", "stick": "stuck",
+        "strike": "struck", "sweep": "swept", "teach": "taught", "throw": "threw thrown",
+        "understand": "understood", "uphold": "upheld", "wake": "woke woken", "win": "won",
+        "withdraw": "withdrew withdrawn", "withhold": "withheld", "write": "wrote written",
+    }.items()
+    for form in forms.split()
+}
+
+
 def prefix5(word: str) -> str:
     """A word's first five characters, without the :data:`SAME_MEANING` thesaurus.
 
@@ -111,13 +136,17 @@ def prefix5(word: str) -> str:
 def stem(word: str) -> str:
     """A word's 5-letter prefix, mapped to its class in :data:`SAME_MEANING` if it has one.
 
-    The word is taken as given (lower-case it first). A final "-ies" or "-ied" is read as "-y"
-    first, so "retries" and "retried" stem like "retry".
+    The word is taken as given (lower-case it first). An irregular past form is read as its verb
+    (:data:`IRREGULAR`) and a final "-ies" or "-ied" as "-y" first, so "swept" stems like
+    "sweep", and "retries" and "retried" like "retry".
 
     Example:
         >>> stem("settlement"), stem("deployed"), stem("resolved"), stem("retries") == stem("retry")
         ('settl', 'rolli', 'fix', True)
+        >>> stem("swept") == stem("sweeps"), stem("held") == stem("hold")
+        (True, True)
     """
+    word = IRREGULAR.get(word, word)  # "swept" stems like "sweep"
     if len(word) > 4 and word.endswith(("ies", "ied")):
         word = word[:-3] + "y"
     out = word[:5] if len(word) >= 5 else word

@@ -32,7 +32,11 @@ The rules, in the order the loop meets them (CURRICULUM sections 1 and 7):
    must *predicate the asked attribute of the asked entity*: situated by its heading, table
    header, title and the chain that led to it, it names a word of the asked attribute (the
    thing, not only "completed"), and the codes and names the task qualifies it with (a value
-   stated without the code counts when a counted source states the same value for it). A
+   stated without the code counts when a counted source states the same value for it). What
+   only names the thing asked about is no attribute: a lead-in ("For the service that builds
+   the SEPA files, ..."), the subject a relative clause describes ("What does the bank that
+   holds ... charge?"), the table row a look-up named it by. A misspelt word of the ask is
+   read as the evidence spells it ("comander"), unless the tokenizer knows it as a word. A
    decisive source that fails is set aside and resolution runs again; when nothing in scope
    states the attribute, the agent abstains and says what is missing. Cause questions take a
    sentence that states a cause, from the thread of the asked event (the ticket the task's

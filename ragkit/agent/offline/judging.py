@@ -28,6 +28,7 @@ from ragkit.agent.offline.passages import (
     referred_as,
     refers_to,
     respelled,
+    reworded,
     situation,
     stated_for,
     states_cause,
@@ -38,7 +39,7 @@ from ragkit.agent.offline.reading import about_task
 from ragkit.agent.state import AgentState, EvidenceUse
 from ragkit.evidence.decision import Decision, DecisionRecord, Rejected
 from ragkit.evidence.resolution import resolve
-from ragkit.text.asked import asked_id_shape
+from ragkit.text.asked import asked_id_shape, described_subject, in_clause
 from ragkit.text.profile_views import ProfileWords
 from ragkit.text.untrusted import looks_like_instruction
 from ragkit.text.words import SAME_MEANING, TASK_STOPWORDS, compound_stems, stem
@@ -46,10 +47,8 @@ from ragkit.text.words import SAME_MEANING, TASK_STOPWORDS, compound_stems, stem
 __all__ = ["GENERIC", "FRAME", "Judgement", "Judging"]
 
 #: Reasons of the searches made with the task's own words (not hops, thread reads, contradictions).
-_TASK_SEARCH = (
-    "always-on retrieval", "first query", "the task as written", "identifiers alone", "keywords of the task",
-    "structured:", "pseudo-relevance",
-)
+_TASK_SEARCH = ("always-on retrieval", "first query", "the task as written", "identifiers alone",
+                "keywords of the task", "structured:", "pseudo-relevance")
 
 #: Task words that say nothing about *what* is asked (they never count as coverage; the
 #: profile's ``generic_words``).
@@ -79,17 +78,16 @@ class Judging(RunMemory):
         counted: list[EvidenceUse] = []
         aside: list[tuple[EvidenceUse, str]] = []
         texts = [f"{u.item.get('title', '')} {u.item.get('text', '')}" for u in state.evidence.values()]
-        self.frame = replace(self.frame, names=respelled(self.frame.names, texts))  # "Kestral" Bank
-        seen = visible(state)
-        for use in state.evidence.values():
-            if use.citation not in seen:
-                continue  # beyond the page the policy reads (see with_margin)
+        # "Kestral" Bank, "incident comander": read as the evidence spells them, in resolution too
+        self.asked_words = self.asked_words or self.frame.predicate
+        said = respelled(self.asked_words, texts)
+        self.read = reworded(state.task, self.asked_words, said)
+        self.frame = replace(self.frame, names=respelled(self.frame.names, texts), predicate=said)
+        seen = visible(state)  # (not beyond the page the policy reads: see with_margin)
+        for use in (u for u in state.evidence.values() if u.citation in seen):
             # the pipeline has no judging step: its one page goes to the reader as delivered
             reason = None if state.placement == "pipeline" else self._why_not(use, state)
-            if reason is None:
-                counted.append(use)
-            else:
-                aside.append((use, reason))
+            counted.append(use) if reason is None else aside.append((use, reason))
         pool = list(counted)
         if self.cause:
             # a cause question is answered by a passage that states a cause, not by the symptom,
@@ -105,18 +103,15 @@ class Judging(RunMemory):
             # "the review of OPS-8265 produced a follow-up ticket: where does it stand?" asks about
             # the record OPS-8265 leads to; OPS-8265's own status or dates are a neighbour's
             pool = [u for u in pool if not {thread_of(u), str(u.item.get("doc_id"))} & self.via]
-        # a compound the ask names that titles a delivered record ("reserve-keeper architecture") is a
-        # thing with records of its own (a service, a system): a passage about it names it
+        # a compound of the ask that titles a delivered record ("reserve-keeper architecture"): a thing
         titles = " ".join(str(u.item.get("title", "")) for u in state.evidence.values()).lower()
         self.titled = [w for w in self.frame.predicate if "-" in w and w in titles]
         self.sections = list(state.evidence.values())
         record = None
         if self.target:
-            # a chain question asks what the last record of the chain says (the policy, the rollout)
-            # (the other records stay counted: they are the links to follow). A message that only
-            # mentions a source type and names no record to start a chain from ("the settlement
-            # policy says 15:00, but ...: what applies?") is answered by whatever source states it
-            # when no source of that type does
+            # a chain question asks what its last record says (the other records stay counted as
+            # links); a message that names no record to start from ("the settlement policy says
+            # 15:00, but ...: what applies?") by whatever states it when no source of that type does
             targeted = [u for u in pool if u.item.get("source_type") == self.target]
             record = self._resolve(state, targeted)
             if record.decision is not None or self.frame.identifiers:
@@ -183,18 +178,16 @@ class Judging(RunMemory):
     def _resolve(self, state: AgentState, pool: Sequence[EvidenceUse]) -> DecisionRecord:
         """Resolution over ``pool`` as the caller at ``as_of``, judging sentences with the run's fit."""
         evidence = [u.evidence for u in pool]
-        return resolve(state.task, evidence, as_of=state.as_of, caller=state.caller, fit=self.fit)
+        task = self.read or state.task
+        return resolve(task, evidence, as_of=state.as_of, caller=state.caller, fit=self.fit)
 
     def _why_not(self, use: EvidenceUse, state: AgentState) -> str | None:
         """``None`` if the excerpt is about the task, else why it is set aside."""
         item, f = use.item, self.frame
-        hay = " ".join(
-            [
-                str(item.get("text", "")),
-                str(item.get("title", "")),
-                " ".join(map(str, item.get("entities") or [])),
-            ]
-        ).lower()
+        # (with what led to it: "| stark-33762 | EUR | Vireo Bank |" names the account's bank)
+        entities, led = " ".join(map(str, item.get("entities") or [])), self._leads_for(use)
+        hay = " ".join([str(item.get("text", "")), str(item.get("title", "")), entities, led])
+        hay = hay.lower()
         if looks_like_instruction(str(item.get("text", ""))):
             return "instruction-shaped text (untrusted): evidence, never a command"
         if item.get("doc_id") in self.linked:
@@ -206,10 +199,8 @@ class Judging(RunMemory):
         if missing_names and not ids:
             return "does not name " + ", ".join(missing_names)
         tenant = state.tenant.lower()
-        if (
-            f.event
-            and f.tenant_named
-            and tenant not in ("*", "")
+        if (  # (a record the tenant's own record led to is about it: the bank that holds its account)
+            f.event and f.tenant_named and not led and tenant not in ("*", "")
             and str(item.get("tenant")).lower() != tenant
         ):
             return f"not a {state.tenant} record (the task asks about {state.tenant}'s own event)"
@@ -276,9 +267,9 @@ class Judging(RunMemory):
         # "E-2040 is raised by export_transactions" is about E-2040 in the file-ingest logs too
         by_id = any(a in hay for a in task_ids)
         named = (*self.frame.qualifiers, *self.frame.names, *(() if by_id else self.titled))
-        lacking = [q for q in named if not names(hay, q)]
         # a chain's words reach the record it leads to; a reference's, the clause it names
         hay += " " + self._leads_for(use).lower() + " " + referred_as(own[0], use, self.sections)
+        lacking = [q for q in named if not names(hay, q)]
         # named by the task's own identifiers: about the task whatever its words; reached by an
         # identifier the agent followed: only along a chain or a cause's thread
         anchored = any(a in hay for a in task_ids) or (
@@ -298,14 +289,15 @@ class Judging(RunMemory):
         """The words of the task that name the asked attribute or event (cutover, sweep threshold,
         escalations): its predicate minus generic and framing words, the name of the kind, and the
         compounds that title a delivered record (a service: what is asked about, not what is asked)."""
-        out = []
+        out, subject = [], described_subject(self.frame.task)  # "the bank that holds ...": asked about
         for w in self.frame.predicate:
-            if w in self.titled:
-                continue  # a thing with records of its own is what the ask is about, not its attribute
+            if w in self.titled or w == subject:
+                continue  # a thing with records of its own: what the ask is about, not its attribute
             for part in re.split(r"[-_]", w):
                 if len(part) > 2 and part not in GENERIC and part not in FRAME and part not in TASK_STOPWORDS:
                     out.append(part)
-        return list(dict.fromkeys(out))
+        # (not the words of the table row that named the thing asked about: "the Globex DKK account")
+        return [t for t in dict.fromkeys(out) if t not in self.described] or list(dict.fromkeys(out))
 
     def attribute_things(self) -> list[str]:
         """The attribute terms that name a thing (cutover, reserve), not only that something
@@ -352,6 +344,9 @@ class Judging(RunMemory):
         # a word that only says something happened (completed, fixed, approved) does not say what
         # did: when the ask names the thing (cutover, reserve), the sentence must name it too
         things = self.attribute_things()
+        clause = in_clause(terms, self.frame.task)  # past "the service that builds ...," (it names a thing)
+        if clause and not any(stem(t.lower()) in have for t in clause):
+            return [UNSTATED + " / ".join(clause[:4])]
         if any(stem(t.lower()) in have for t in (things or terms)):
             return []
         # reached along a ticket's thread, a sentence stating the asked relation ("RO-1753 was approved

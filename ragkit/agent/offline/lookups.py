@@ -1,6 +1,9 @@
-"""Looking things up before reading on: the record the ask names, read whole; a thing the ask
-names by its relation to an identifier ("the bank that holds tyrell-19559"); a clause a delivered
-section refers to by what the question asks ("subject to the cap in clause 12.4").
+"""Looking things up before reading on: the record the ask names, read whole (or, named by type
+and key and not delivered yet, searched among records of that type: "the OPS-4025 postmortem"); a
+thing the ask names by its relation to an identifier ("the bank that holds tyrell-19559"), by
+other cells of its table row ("Stark's euro account at Vireo Bank") or by whose it is ("Tyrell's
+bank"); a clause a delivered section refers to by what the question asks ("subject to the cap in
+clause 12.4").
 
 Part of the offline policy's moves (:mod:`ragkit.agent.offline.moves` builds on :class:`Lookups`);
 each returns the next action, or ``None`` when it has nothing to look up.
@@ -13,17 +16,29 @@ from typing import Any
 
 from ragkit.agent.offline.judging import Judgement, Judging
 from ragkit.agent.offline.page import read_uses
-from ragkit.agent.offline.passages import UNSTATED, named_in, thread_of
+from ragkit.agent.offline.passages import UNSTATED, named_in, record_text, thread_of
 from ragkit.agent.state import Action, AgentState
 from ragkit.text.asking import ask_of
 from ragkit.text.profile import active_profile
 from ragkit.text.references import clause_span, named_references
-from ragkit.text.relevance import table_cell
+from ragkit.text.relevance import (
+    context,
+    is_heading_or_table_head,
+    is_table_row,
+    mentions,
+    table_cell,
+    with_codes,
+)
 from ragkit.text.taskparse import content_words
-from ragkit.text.words import stem, word_stems
+from ragkit.text.words import ID_VALUE_PATTERN, stem, word_stems
 
 __all__ = ["Lookups"]
 
+#: "the bank that holds ...": a thing named by its relation to something else
+_THING = re.compile(r"\bthe\s+([a-z]+)\s+(?:that|which|who)\s+[a-z]+", re.IGNORECASE)
+_Rows = dict[str, tuple[int, Any, str]]  # what a named row leads to -> (cells named, evidence, row)
+#: "Tyrell's bank", "their bank": a thing named by whose it is
+_OWNED = re.compile(r"(\b[A-Z][\w-]+'s|\btheir|\bits)\s+([a-z]+)\b")
 #: "the bank that holds tyrell-19559": a thing (group 1) named by its relation (2) to an identifier (3)
 _DESCRIBED = re.compile(r"\bthe\s+([a-z]+)\s+(?:that|which|who)\s+([a-z]+)\s+(?:the\s+)?(?:[a-z]+\s+)?"
                         r"([\w-]*\d[\w-]*)", re.IGNORECASE)
@@ -67,6 +82,18 @@ class Lookups(Judging):
                 kind = use.item.get("source_type")
                 return Action("fetch", {"ids": [doc_id]},
                               f"read the {kind} the task names, whole ({use.citation})")
+        # none delivered yet ("the OPS-4025 postmortem"): search among records of that type, once
+        have = {str(u.item.get("source_type")) for u in read_uses(state)
+                if any(i in record_text(u) for i in ids)}
+        ask, alts = ask_of(self.frame.task).lower(), "|".join(map(re.escape, ids))
+        for kind in sorted(named - have) if ids else ():
+            # named by type and key together: "the OPS-4025 postmortem", "the postmortem for OPS-4025"
+            together = rf"\b(?:{alts})(?:'s)?\s+{kind}s?\b|\b{kind}s?\s+(?:for|of|on|about)\s+(?:{alts})\b"
+            if not re.search(together, ask) or f"typed:{kind}" in self.tried or state.searches_left <= 0:
+                continue
+            self.tried.add(f"typed:{kind}")
+            return Action("search", self.search_args(" ".join(self.frame.identifiers), doc_type=kind),
+                          f"search the {kind} the task names ({', '.join(self.frame.identifiers)})")
         return None
 
     def described_thing(self, state: AgentState) -> Action | None:
@@ -75,6 +102,8 @@ class Lookups(Judging):
         the thing's column (*Bank*: Vireo Bank); search for what is asked about it. Its name then
         makes its documents count, as a followed identifier does."""
         m = _DESCRIBED.search(ask_of(self.frame.task))
+        if m is None and state.searches_left > 0 and not self.frame.identifiers:
+            return self._row_named(state)
         if m is None or state.searches_left <= 0:
             return None
         noun, verb, ident = m.group(1).lower(), m.group(2).lower(), m.group(3).lower()
@@ -93,6 +122,66 @@ class Lookups(Judging):
                 return Action("search", self.search_args(" ".join([name, *rest])),
                               f"the {noun} that {verb} {m.group(3)} is {name} ({use.citation})")
         return None
+
+    def _row_named(self, state: AgentState) -> Action | None:
+        """"Stark's euro account at Vireo Bank", "the bank that holds Soylent's Danish krone account":
+        a question with no identifier of its own names a table row by two or more of its cells (a
+        currency in words, a bank, the tenant an account's id starts with). What the rest of the
+        question is about is the row's one identifier it does not name (or, for "the bank that ...",
+        the row's cell under that column): search for it, once, when exactly one row is named best.
+        "Tyrell's bank" names the row by one cell, the column by its noun, when the rows so named
+        all give the same cell; with no such table delivered, the owner's table is searched for."""
+        ask = ask_of(self.frame.task)
+        thing, owned = _THING.search(ask), _OWNED.search(ask)
+        found = self._named_rows(state, ask, thing.group(1) if thing else "", 2)
+        if not found and owned and not thing:
+            noun, whose = owned.group(2), owned.group(1).removesuffix("'s")
+            found = self._named_rows(state, ask, noun, 1)
+            if not found and f"owned:{noun}" not in self.tried:
+                self.tried.add(f"owned:{noun}")  # no table names it yet: the owner's ("Tyrell bank")
+                owner = self.frame.tenant if whose.lower() in ("their", "its") else whose
+                return Action("search", self.search_args(f"{owner} {noun}"),
+                              f"find {whose}'s {noun} in a table")
+        best = max((n for n, _, _ in found.values()), default=0)
+        top = [name for name, (n, _, _) in found.items() if n == best]
+        if len(top) != 1 or top[0] in self.followed:
+            return None
+        name, (_, use, row) = top[0], found[top[0]]
+        self.followed.add(name)
+        self.anchors.add(name)
+        self.leads.setdefault(name, named_in(state, use.citation, name, row))
+        self.described |= set(re.findall(r"[a-z]+", self.leads[name].lower()))  # the row names the thing
+        rest = [w for w in self.frame.predicate if not mentions(row, w)]
+        return Action("search", self.search_args(" ".join([name, *rest])),
+                      f"the question names the row of {name} by its other cells ({use.citation})")
+
+    def _named_rows(self, state: AgentState, ask: str, noun: str, need: int) -> _Rows:
+        """Table rows that ``ask`` names by ``need`` or more cells: what each leads to (its cell under
+        ``noun``'s column, or its one unnamed identifier) -> (cells named, the evidence, the row)."""
+        coded = with_codes(ask)
+        found: _Rows = {}
+        for use in read_uses(state):
+            text = str(use.item.get("text", ""))
+            for line in re.finditer(r"[^\n]+", text):
+                a, b = line.span()
+                if not is_table_row(line.group(0)) or is_heading_or_table_head(text, a, b):
+                    continue
+                cells = [c.strip() for c in line.group(0).strip().strip("|").split("|")]
+                ids = [c for c in cells if ID_VALUE_PATTERN.fullmatch(c)]
+                # (an account's id names the tenant it starts with: "soylent-68001" for Soylent's)
+                named = [c for c in cells
+                         if c and (mentions(coded, c) or c in ids and mentions(ask, c.split("-")[0]))]
+                if len(named) < need or need == 1 and stem(noun) not in word_stems(context(text, a)):
+                    continue
+                cell = table_cell(text, a, b, f"Which {noun}?") if noun else None
+                # an identifier the question names by its column ("... euro *account* at Vireo Bank")
+                head = context(text, a).splitlines()[-1].strip().strip("|").split("|")
+                unnamed = [c for c in ids if not mentions(ask, c) and len(head) == len(cells)
+                           and stem(head[cells.index(c)].strip().lower()) in word_stems(ask)]
+                names = [text[cell[0]:cell[1]].strip()] if cell else unnamed
+                if len(names) == 1 and not mentions(coded, names[0]):
+                    found.setdefault(names[0].lower(), (len(named), use, line.group(0)))
+        return found
 
     def referenced_clause(self, state: AgentState, judgement: Judgement) -> Action | None:
         """"... subject to the cap in clause 12.4": when a delivered section refers to a numbered

@@ -44,6 +44,9 @@ class RunMemory:
     via: set[str] = field(default_factory=set)  # task identifiers named only as a chain's origin
     titled: list[str] = field(default_factory=list)  # compounds of the ask that title a delivered record
     sections: list[EvidenceUse] = field(default_factory=list)  # what was delivered, at the last judging
+    described: set[str] = field(default_factory=set)  # words of a table row the ask named a thing by
+    asked_words: tuple[str, ...] = ()  # the ask's content words as the task spells them
+    read: str = ""  # the task with those words spelled as the evidence spells them, at the last judging
     fit: SentenceFit | None = None  # judges answering sentences (None: shared words only)
     # abstain when the decisive sentence's fit is below this logit (None: no such gate)
     gate: tuple[SentenceFit, float] | None = None

@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 
 from ragkit.agent.state import AgentState, EvidenceUse
 from ragkit.evidence.decision import Decision
+from ragkit.models.tokens import known_word
 from ragkit.text.asking import ask_of, is_yes_no
 from ragkit.text.profile_views import ProfileRegex, ProfileSeq
 from ragkit.text.references import clause_called, clause_names
@@ -36,6 +37,7 @@ __all__ = [
     "referred_as",
     "contrasts",
     "respelled",
+    "reworded",
     "states_cause",
     "situation",
     "stated_for",
@@ -105,9 +107,14 @@ def named_in(state: AgentState, citation: str, ident: str, sentence: str = "") -
     use = state.evidence.get(citation)
     if use is None:
         return sentence
-    text = str(use.item.get("text", ""))
-    line = sentence or next((ln for ln in text.splitlines() if ident.lower() in ln.lower()), "")
-    return " ".join([line, situation(text, line) if line else "", str(use.item.get("title", ""))])
+    # (a record linked from a document's top is named in another of its sections: "| OPS-2011 |"
+    # under "Action items")
+    same = [u for u in state.evidence.values() if u.item.get("doc_id") == use.item.get("doc_id")]
+    for text in [str(u.item.get("text", "")) for u in [use, *same]]:
+        line = sentence or next((ln for ln in text.splitlines() if ident.lower() in ln.lower()), "")
+        if line:
+            return " ".join([line, situation(text, line), str(use.item.get("title", ""))])
+    return " ".join(["", "", str(use.item.get("title", ""))])
 
 
 def holder(pool: Sequence[EvidenceUse], decision: Decision) -> EvidenceUse | None:
@@ -182,7 +189,8 @@ def respelled(asked: Sequence[str], texts: Sequence[str]) -> tuple[str, ...]:
     kept as asked.
 
     A name the evidence does state is never changed, so a near namesake (Soylent the tenant,
-    Solent the bank) stays itself whenever the asked one is found.
+    Solent the bank) stays itself whenever the asked one is found; nor is a word the bundled
+    tokenizer knows whole (:func:`ragkit.models.tokens.known_word`: "clause" is no misspelt "cause").
 
     Example:
         >>> respelled(["Kestral", "Acme", "Strak"], ["Kestrel Bank may terminate", "acme", "Stark's"])
@@ -191,17 +199,33 @@ def respelled(asked: Sequence[str], texts: Sequence[str]) -> tuple[str, ...]:
         ('Soylent',)
     """
     hay = " ".join(texts).lower()
-    unfound = [n for n in asked if len(n) >= 5 and not names(hay, n)]
+    # (a word the bundled tokenizer knows whole is spelled right: "clause" is no misspelt "cause")
+    unfound = [n for n in asked if len(n) >= 5 and not names(hay, n) and not known_word(n)]
     if not unfound:
         return tuple(asked)  # (the usual case: no word set to build)
     words = set(re.findall(r"[a-z][a-z-]+", hay))
+    words |= {p for w in words if "-" in w for p in w.split("-") if len(p) > 2}  # "conector": sepa-connector
     out = []
     for name in asked:
         low = name.lower()
         near = {w for w in words if w[0] == low[0] and _one_edit(w, low, swap_only=len(low) < 6)
                 } if name in unfound else set()
-        out.append(near.pop().capitalize() if len(near) == 1 else name)
+        read = near.pop() if len(near) == 1 else low
+        out.append(name if read == low else read.capitalize() if name[:1].isupper() else read)
     return tuple(out)
+
+
+def reworded(task: str, asked: Sequence[str], read: Sequence[str]) -> str:
+    """``task`` with each word of ``asked`` replaced by its reading in ``read`` (see :func:`respelled`).
+
+    Example:
+        >>> reworded("incident comander hand-off?", ["comander"], ["commander"])
+        'incident commander hand-off?'
+    """
+    for was, now in zip(asked, read, strict=True):
+        if was != now:
+            task = re.sub(rf"\b{re.escape(was)}\b", now, task, flags=re.IGNORECASE)
+    return task
 
 
 def _one_edit(a: str, b: str, *, swap_only: bool = False) -> bool:
