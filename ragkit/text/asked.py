@@ -43,6 +43,7 @@ __all__ = [
     "asked_unit",
     "counts_unit",
     "described_subject",
+    "relative_thing",
     "asking_clause",
     "in_clause",
     "proposed_identifiers",
@@ -284,10 +285,24 @@ def asking_clause(question: str) -> str:
     return " ".join(kept.replace("?", " ").split())
 
 
-# "What does the bank that holds ... charge?": the thing the relative clause describes is the subject
+# "the bank that holds ...": a thing (group 1) a relative clause describes
+_RELATIVE_THING = r"\bthe\s+([a-z]+)\s+(?:that|which|who)\s+[a-z]+"
+# "What does the bank that holds ... charge?": that thing is the subject, something else is asked
 _DESCRIBED_SUBJECT = re.compile(
-    r"\b(?:what|which|how(?:\s+\w+)?)\s+(?:does|do|did|will|would|can|could|should|must)\s+the\s+([a-z]+)"
-    r"\s+(?:that|which|who)\s+[a-z]+", re.IGNORECASE)
+    r"\b(?:what|which|how(?:\s+\w+)?)\s+(?:does|do|did|will|would|can|could|should|must)\s+"
+    + _RELATIVE_THING, re.IGNORECASE)
+
+
+def relative_thing(question: str) -> str | None:
+    """The noun of the first thing the question's ask describes by a relative clause ("the *bank*
+    that holds ..."), or ``None``; :func:`described_subject` when it is the asked subject.
+
+    Example:
+        >>> relative_thing("Who approved the fix for the bank that holds acme-9?")
+        'bank'
+    """
+    m = re.search(_RELATIVE_THING, ask_of(question), re.IGNORECASE)
+    return m.group(1).lower() if m else None
 
 
 def described_subject(question: str) -> str | None:

@@ -29,7 +29,7 @@ import re
 
 from ragkit.text.normalise import MONTH_NUMBER
 
-__all__ = ["figures", "bands", "in_band", "other_month", "asked_period"]
+__all__ = ["figures", "bands", "in_band", "other_month", "asked_period", "MONTH_NAMES", "month_number"]
 
 _NUMBER = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
 # "25,001 to 50,000", "25,001 - 50,000", "25,001–50,000" (not a date, a time or a clause number)
@@ -93,8 +93,9 @@ def _month(word: str) -> str | None:
     return next((m for m in MONTH_NUMBER if word in (m, m[:3]) or word == "sept" == m[:4]), None)
 
 
-# a month written out or cut to three letters, capitalised ("August", "Aug"; not the modal "may")
-_MONTH_NAMES = "|".join([m.capitalize() for m in MONTH_NUMBER] + [m[:3].capitalize() for m in MONTH_NUMBER])
+#: A month written out or cut to three letters, capitalised ("August", "Aug"; not the modal "may"):
+#: a regex alternation.
+MONTH_NAMES = "|".join([m.capitalize() for m in MONTH_NUMBER] + [m[:3].capitalize() for m in MONTH_NUMBER])
 # a quarter: "Q3 2026", "the third quarter of 2026"
 _QUARTER = re.compile(r"\bQ([1-4])\b(?:\s+(\d{4}))?|"
                       r"\b(first|second|third|fourth)\s+quarter(?:\s+of)?(?:\s+(\d{4}))?", re.IGNORECASE)
@@ -117,13 +118,13 @@ def asked_period(task: str, as_of: dt.datetime | None) -> tuple[str, str] | None
     quarter = int(q.group(1) or _ORDINAL[q.group(3).lower()]) if q else 0
     months = [(3 * quarter - 2, q.group(2) or q.group(4))] if q else []
     if not months:
-        found = list(re.finditer(rf"\b({_MONTH_NAMES})\b\.?(?:,?\s+(\d{{4}}))?", task))
+        found = list(re.finditer(rf"\b({MONTH_NAMES})\b\.?(?:,?\s+(\d{{4}}))?", task))
         if not found:
             return None
-        months = [(_number(found[0].group(1)), found[0].group(2))]
+        months = [(month_number(found[0].group(1)), found[0].group(2))]
         between = task[found[0].end():found[1].start()] if len(found) > 1 else ""
         if re.fullmatch(r"\s*(?:to|and|through|until|till|-|\u2013)\s*", between):
-            months.append((_number(found[1].group(1)), found[1].group(2)))  # "from July to September"
+            months.append((month_number(found[1].group(1)), found[1].group(2)))  # "from July to September"
     first, year_named = months[0]
     last = months[-1][0] if len(months) > 1 else first + (2 if q else 0)
     if year_named or months[-1][1]:
@@ -137,6 +138,11 @@ def asked_period(task: str, as_of: dt.datetime | None) -> tuple[str, str] | None
     return start.isoformat(), end.isoformat()
 
 
-def _number(word: str) -> int:
-    """The number of the month ``word`` names ("Aug": 8); ``word`` must name one."""
+def month_number(word: str) -> int:
+    """The number of the month ``word`` names ("Aug": 8); ``word`` must name one (:data:`MONTH_NAMES`).
+
+    Example:
+        >>> month_number("Aug"), month_number("September")
+        (8, 9)
+    """
     return MONTH_NUMBER[_month(word.lower()) or ""]

@@ -50,7 +50,7 @@ from ragkit.text.asking import (
 )
 from ragkit.text.normalise import MONTHS
 from ragkit.text.profile_views import ProfileRegex, ProfileWords
-from ragkit.text.ranges import asked_period
+from ragkit.text.ranges import MONTH_NAMES, asked_period, month_number
 from ragkit.text.relevance import with_codes
 from ragkit.text.words import TASK_ID_PATTERNS, TASK_STOPWORDS, WEEKDAYS, prefix5
 
@@ -66,7 +66,6 @@ __all__ = [
     "normalise_query",
 ]
 
-_MONTH_RE = "|".join(m.capitalize() for m in MONTHS) + "|" + "|".join(m[:3].capitalize() for m in MONTHS)
 
 # words that mark a question about what happened (an event), not which rule holds
 _EVENT = ProfileRegex("event_cues", re.IGNORECASE)
@@ -254,17 +253,13 @@ def _task_date(task: str) -> str | None:
     m = re.search(r"\b(\d{4})-(\d{2})-(\d{2})\b", task)
     if m:
         return f"{m.group(1)}-{m.group(2)}-{m.group(3)}"
-    m = re.search(rf"\b(\d{{1,2}})\s+({_MONTH_RE})\.?,?\s+(\d{{4}})\b", task)
+    m = re.search(rf"\b(\d{{1,2}})\s+({MONTH_NAMES})\.?,?\s+(\d{{4}})\b", task)
     if m:
-        return _iso(dt.date(int(m.group(3)), _month(m.group(2)), int(m.group(1))))
-    m = re.search(rf"\b({_MONTH_RE})\.?\s+(\d{{1,2}}),?\s+(\d{{4}})\b", task)
+        return _iso(dt.date(int(m.group(3)), month_number(m.group(2)), int(m.group(1))))
+    m = re.search(rf"\b({MONTH_NAMES})\.?\s+(\d{{1,2}}),?\s+(\d{{4}})\b", task)
     if m:
-        return _iso(dt.date(int(m.group(3)), _month(m.group(1)), int(m.group(2))))
+        return _iso(dt.date(int(m.group(3)), month_number(m.group(1)), int(m.group(2))))
     return None
-
-
-def _month(name: str) -> int:
-    return next(i for i, m in enumerate(MONTHS, 1) if m.startswith(name.lower()[:3]))
 
 
 def parse_task(task: str, *, tenant: str = "*", as_of: object = None) -> TaskFrame:

@@ -87,7 +87,10 @@ class Judging(RunMemory):
         for use in (u for u in state.evidence.values() if u.citation in seen):
             # the pipeline has no judging step: its one page goes to the reader as delivered
             reason = None if state.placement == "pipeline" else self._why_not(use, state)
-            counted.append(use) if reason is None else aside.append((use, reason))
+            if reason is None:
+                counted.append(use)
+            else:
+                aside.append((use, reason))
         pool = list(counted)
         if self.cause:
             # a cause question is answered by a passage that states a cause, not by the symptom,

@@ -18,6 +18,7 @@ from ragkit.agent.offline.judging import Judgement, Judging
 from ragkit.agent.offline.page import read_uses
 from ragkit.agent.offline.passages import UNSTATED, named_in, record_text, thread_of
 from ragkit.agent.state import Action, AgentState
+from ragkit.text.asked import relative_thing
 from ragkit.text.asking import ask_of
 from ragkit.text.profile import active_profile
 from ragkit.text.references import clause_span, named_references
@@ -34,8 +35,6 @@ from ragkit.text.words import ID_VALUE_PATTERN, stem, word_stems
 
 __all__ = ["Lookups"]
 
-#: "the bank that holds ...": a thing named by its relation to something else
-_THING = re.compile(r"\bthe\s+([a-z]+)\s+(?:that|which|who)\s+[a-z]+", re.IGNORECASE)
 _Rows = dict[str, tuple[int, Any, str]]  # what a named row leads to -> (cells named, evidence, row)
 #: "Tyrell's bank", "their bank": a thing named by whose it is
 _OWNED = re.compile(r"(\b[A-Z][\w-]+'s|\btheir|\bits)\s+([a-z]+)\b")
@@ -132,8 +131,8 @@ class Lookups(Judging):
         "Tyrell's bank" names the row by one cell, the column by its noun, when the rows so named
         all give the same cell; with no such table delivered, the owner's table is searched for."""
         ask = ask_of(self.frame.task)
-        thing, owned = _THING.search(ask), _OWNED.search(ask)
-        found = self._named_rows(state, ask, thing.group(1) if thing else "", 2)
+        thing, owned = relative_thing(ask), _OWNED.search(ask)
+        found = self._named_rows(state, ask, thing or "", 2)
         if not found and owned and not thing:
             noun, whose = owned.group(2), owned.group(1).removesuffix("'s")
             found = self._named_rows(state, ask, noun, 1)
@@ -171,11 +170,12 @@ class Lookups(Judging):
                 # (an account's id names the tenant it starts with: "soylent-68001" for Soylent's)
                 named = [c for c in cells
                          if c and (mentions(coded, c) or c in ids and mentions(ask, c.split("-")[0]))]
-                if len(named) < need or need == 1 and stem(noun) not in word_stems(context(text, a)):
+                where = context(text, a)  # the row's heading and header
+                if len(named) < need or need == 1 and stem(noun) not in word_stems(where):
                     continue
                 cell = table_cell(text, a, b, f"Which {noun}?") if noun else None
                 # an identifier the question names by its column ("... euro *account* at Vireo Bank")
-                head = context(text, a).splitlines()[-1].strip().strip("|").split("|")
+                head = where.splitlines()[-1].strip().strip("|").split("|")
                 unnamed = [c for c in ids if not mentions(ask, c) and len(head) == len(cells)
                            and stem(head[cells.index(c)].strip().lower()) in word_stems(ask)]
                 names = [text[cell[0]:cell[1]].strip()] if cell else unnamed

@@ -109,7 +109,8 @@ def named_in(state: AgentState, citation: str, ident: str, sentence: str = "") -
         return sentence
     # (a record linked from a document's top is named in another of its sections: "| OPS-2011 |"
     # under "Action items")
-    same = [u for u in state.evidence.values() if u.item.get("doc_id") == use.item.get("doc_id")]
+    doc_id = use.item.get("doc_id")
+    same = [u for u in state.evidence.values() if u is not use and u.item.get("doc_id") == doc_id]
     for text in [str(u.item.get("text", "")) for u in [use, *same]]:
         line = sentence or next((ln for ln in text.splitlines() if ident.lower() in ln.lower()), "")
         if line:
