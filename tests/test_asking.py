@@ -165,7 +165,7 @@ def test_an_identifier_a_yes_no_question_puts_forward_is_checked_not_required() 
 
 
 def test_who_relays_a_request_is_not_what_it_is_about() -> None:
-    from ragkit.text.asking import requesters
+    from ragkit.text.subjects import requesters
 
     message = ("Kemi Petrakis from Acme wants a single point of contact for the rounding drift ticket "
                "she raised on 26 June. Who's the owner on our side?")
@@ -302,3 +302,56 @@ def test_a_participle_after_an_article_is_no_event() -> None:
 def test_abbreviated_units_ask_for_a_duration() -> None:
     """"after how many hrs?" asks a duration, as "how many hours" does (the profile's ask rules)."""
     assert asked_forms("incident commander hand-off - after how many hrs?")[0] == "duration"
+
+
+def test_a_question_about_what_a_source_says_asks_what_the_sentence_before_it_asks() -> None:
+    # "What does the quarterly review say?" names a source, not what is asked of it: the sentence
+    # before it says that (how many late days), so the ask reads both and asks for a count
+    message = ("Tyrell's finance lead wants the Q3 numbers, in particular how many late days they had. "
+               "What does the platform's quarterly review say?")
+    assert ask_of(message) == message
+    assert asked_forms(ask_of(message)) == ("count",)
+    # a question that names what it asks stands alone
+    assert ask_of("I am in a hurry. What does the refund policy require for amounts above the limit?") == (
+        "What does the refund policy require for amounts above the limit?")
+
+
+def test_after_what_does_comes_the_subject_not_the_thing_asked() -> None:
+    # "the reserve hold policy" is who sets it; "the default holding time" is what is asked
+    assert asked_forms("What does the reserve hold policy set as the default holding time?") == ("duration",)
+    # a noun between the question word and "does" is the thing asked
+    assert asked_forms("What reserve does the policy set for Acme?") == ("percentage",)
+
+
+def test_a_person_placed_in_an_organisations_office_is_who_asks() -> None:
+    from ragkit.text.subjects import requesters
+
+    message = "Hamid Gallardo in Stark's CTO office wants to know why. Above what balance is it swept?"
+    assert requesters(message) == ("Hamid", "Gallardo")
+    assert requesters("Acme in March had late payouts. How many?") == ()
+
+
+def test_telegraphic_asks_for_a_date_or_a_status() -> None:
+    # no question word: the noun before the question mark says what is asked
+    assert asked_forms("wayne file ingestion v3.6.1 rollout date?") == ("date",)
+    # "... finished?" asks where a thing stands; a possessive name is whose it is, not a proposed person
+    assert asked_forms("Is the follow-up from Soylent's November review finished?") == ("status",)
+    assert asked_forms("Is Hakimi the assignee?")[0] == "person"
+
+
+def test_a_reported_question_is_what_the_message_asks() -> None:
+    from ragkit.text.asking import questions_of
+    message = ("Globex's settlement failed at 07:10. Their account manager is asking when we're obliged to "
+               "send the formal notice. What's the deadline?")
+    assert questions_of(message).startswith("when we're obliged to send the formal notice.")
+    frame = parse_task(message, tenant="globex")
+    # an obligation is a standing rule, whatever happened before it: searched by the rule's words
+    assert not frame.event
+    assert {"obliged", "notice", "deadline"} <= set(frame.predicate)
+
+
+def test_what_a_thing_charges_is_an_amount() -> None:
+    question = "What does the bank that holds our krone account charge us per instruction?"
+    assert asked_forms(question) == ("amount",)
+    assert asked_forms("What is the dispute fee for Initech?") == ("amount",)
+    assert asked_forms("Who is in charge of the incident?")[0] == "person"

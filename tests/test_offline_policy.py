@@ -574,3 +574,120 @@ def test_a_row_named_by_its_cells_leads_nowhere_unless_the_question_asks_about_i
     accounts = _item("wiki-acme-accounts", table, source_type="wiki", title="Acme accounts")
     run, state, _ = _judged("By what time must Acme's EUR captures be in?", [accounts])
     assert run.described_thing(state) is None
+
+
+def test_a_continued_table_about_the_task_sends_the_agent_to_where_the_table_opens():
+    task = "For sepa-connector, how long may it take to be serving again once failover is declared?"
+    rows = ("### 7.1 Recovery objectives (continued)\n\n| Service | RPO | RTO |\n|---|---|---|\n"
+            "| sepa-connector | 15 minutes | 90 minutes |")
+    table = _item("arch-dr", rows, tenant="global", source_type="architecture", authority="engineering",
+                  title="Multi-region failover design", citation="arch-dr#7-1", anchor="7-1")
+    run, state, judgement = _judged(task, [table])
+    # neither column is named by the question's words: the first figure, until the table's opening says
+    assert judgement.record.decision.surface == "15 minutes"
+    action = run.opened_table(state, judgement)
+    assert action.kind == "search"
+    assert action.arguments["query"] == "Multi-region failover design Recovery objectives"
+    assert run.opened_table(state, judgement) is None  # once per document
+    opening = _item("arch-dr", "## 7. Recovery objectives\n\nThe recovery time objective (RTO) is how long "
+                    "it may take to be serving again after failover is declared.", tenant="global",
+                    source_type="architecture", authority="engineering", title="Multi-region failover design",
+                    citation="arch-dr#7", anchor="7")
+    _searched(state, action.arguments["query"], [opening])
+    judgement = run.judge(state)
+    assert judgement.decided and judgement.record.decision.surface == "90 minutes"
+
+
+def test_what_a_comment_says_of_its_own_ticket_does_not_state_the_asked_attribute_of_it():
+    # the account is found by its row; the closing comment "balances on acme-96681 confirmed" leads
+    # to OPS-1860 along the thread, not along a chain the task asked for: OPS-1860's batch amount is
+    # not the account's sweep threshold
+    task = "Above what balance is Acme's Danish krone account swept?"
+    table = "| Account | Currency | Bank |\n|---|---|---|\n| acme-96681 | DKK | Quarry Street Bank |"
+    accounts = _item("wiki-acme-accounts", table, source_type="wiki", title="Acme accounts")
+    run, state, _ = _judged(task, [accounts])
+    action = run.described_thing(state)
+    ticket = _item("ops-1860", "Affected account acme-96681; DKK 671,642.80 in the batch.", title="OPS-1860")
+    comment = _item("ops-1860-c4", "Closing OPS-1860: balances on acme-96681 confirmed with the client.",
+                    source_type="ticket_comment", title="OPS-1860 comment", links=["ops-1860"])
+    _searched(state, action.arguments["query"], [comment, ticket])
+    run.follow_evidence(state, run.judge(state))
+    assert "ops-1860" in run.threaded
+    assert not run.judge(state).decided
+
+
+def test_a_passive_ask_is_answered_only_by_a_sentence_about_its_subject():
+    # "must the daily cash report be checked": a handbook's checklist hour shares "check" only; a
+    # sentence about another report shares "report" only (fewer than half the subject's words)
+    task = "By what time each morning must the daily cash report be checked by a second person?"
+    handover = _item("hb-ops", "4.6 Shift handovers take place at 07:00 and follow the handover checklist.",
+                     tenant="global", source_type="policy", authority="policy_owner",
+                     title="Operations handbook")
+    other = _item("rb-acme", "Acme's exceptions report must reach their finance team by 08:00 CET.",
+                  source_type="runbook", authority="operations", title="Acme daily operations")
+    _, _, judgement = _judged(task, [handover, other])
+    assert not judgement.decided
+    # the subject's own sentence answers
+    cash = _item("hb-treasury",
+                 "7.1 The daily cash report is checked by a second member of treasury before 11:00 CET.",
+                 tenant="global", source_type="policy", authority="policy_owner", title="Treasury handbook")
+    _, _, judgement = _judged(task, [handover, other, cash])
+    assert judgement.decided and judgement.record.decision.surface == "11:00"
+
+
+def test_a_row_the_question_describes_in_its_own_words_leads_to_its_identifier():
+    task = "Is the follow-up from Acme's rounding review (documenting their manual release procedure) done?"
+    rows = ("## Action items\n\n| Ticket | Action | Owner |\n|---|---|---|\n"
+            "| OPS-2443 | Document the manual release procedure for this tenant | Nwachukwu |\n"
+            "| OPS-2444 | Add an alert on rounding drift | Thorsby |")
+    review = _item("pm-acme-ops-3628", rows, source_type="postmortem", authority="incident_review",
+                   title="Postmortem: Acme rounding drift", citation="pm-acme-ops-3628#action-items")
+    run, state, _ = _judged(task, [review])
+    action = run.described_thing(state)
+    assert action.kind == "search" and action.arguments["query"] == "ops-2443"
+    assert "ops-2443" in run.anchors
+    again = run.described_thing(state)  # (the row is followed once)
+    assert again is None or again.arguments["query"] != "ops-2443"
+
+
+def test_a_contraction_is_no_owner():
+    # "What's the deadline?" names nobody's "the": no table look-up for it
+    nothing = _item("ops-1", "Nothing here.")
+    run, state, _ = _judged("Please confirm in writing. What's the deadline?", [nothing])
+    action = run.described_thing(state)
+    assert action is None or "What" not in action.arguments["query"]
+
+
+def test_a_cause_question_reads_the_events_review_whole_and_its_root_cause_section_answers():
+    task = "Why were Acme's January refunds booked against the wrong merchant?"
+    summary = _item("pm-acme-ops-7879",
+                    "## Summary\n\nRefunds were booked against the wrong merchant in January.",
+                    source_type="postmortem", authority="incident_review", title="Postmortem: Acme refunds",
+                    citation="pm-acme-ops-7879#summary", anchor="summary")
+    run, state, judgement = _judged(task, [summary])
+    assert run.cause
+    action = run.read_cause_review(state, judgement)
+    assert action.kind == "fetch" and action.arguments["ids"] == ["pm-acme-ops-7879"]
+    assert run.read_cause_review(state, judgement) is None  # once
+    whole = _item("pm-acme-ops-7879", "# Postmortem: Acme refunds\n\n## Summary\n\nRefunds were booked "
+                  "against the wrong merchant in January.\n\n## Root cause\n\n"
+                  "A currency field defaulted to EUR when empty.",
+                  source_type="postmortem", authority="incident_review", title="Postmortem: Acme refunds",
+                  citation="pm-acme-ops-7879", anchor=None)
+    _searched(state, "pm-acme-ops-7879", [whole])
+    judgement = run.judge(state)
+    # the root-cause section's sentence states the cause without a causal word of its own
+    assert judgement.decided and judgement.record.decision.citation == "pm-acme-ops-7879#root-cause"
+
+
+def test_a_record_titled_with_another_quarter_is_not_about_the_asked_quarter():
+    task = "How many late payout days did Acme have in Q3 2026? What does the quarterly review say?"
+    q2 = _item("qr-2026-q2", "| Tenant | On time | Late days |\n|---|---|---|\n| Acme | 99.82% | 2 |",
+               source_type="wiki", authority="operations",
+               title="Platform operations review, Q2 2026", published_at="2026-07-15T08:00:00+00:00")
+    state = AgentState(task, "2026-10-05", "acme", "hybrid", 6, caller=Scope("acme", ["ops"]))
+    run = OfflinePolicy().begin(state)
+    _searched(state, task, [q2])
+    judgement = run.judge(state)
+    assert not judgement.decided
+    assert any("a record of Q2 2026" in why for _, why in judgement.set_aside)

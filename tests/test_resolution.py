@@ -1175,3 +1175,39 @@ def test_a_table_cell_that_holds_one_value_answers_as_that_value() -> None:
                      [ev("ctr-initech", table, "schedule-1")], "2026-04-01")
     assert record.decision is not None
     assert (record.decision.kind, record.decision.value) == ("amount", "EUR 11")
+
+
+def test_a_row_of_several_figures_answers_by_the_column_the_question_names() -> None:
+    table = ("## 7.1 Recovery objectives (continued)\n\n| Service | RPO | RTO |\n|---|---|---|\n"
+             "| sepa-connector | 15 minutes | 90 minutes |")
+    rows = [ev("arch-dr", table, anchor="7-1", authority="engineering")]
+    # the column the question names answers; a column it does not name does not
+    assert resolve("What is the RTO of sepa-connector?", rows).decision.surface == "90 minutes"
+    assert resolve("What is the RPO of sepa-connector?", rows).decision.surface == "15 minutes"
+    # naming neither column, the row does not say which of its figures is asked: a row with one figure
+    # of the asked kind outweighs it (although the row names the service and holds the proposed figure)
+    single = ev("arch-sepa", "| Target | Value |\n|---|---|\n| alert to acknowledge | 6 minutes |",
+                authority="engineering")
+    record = resolve("Is sepa-connector's ack target 15 minutes?", [*rows, single])
+    assert record.decision.surface == "6 minutes"
+
+
+def test_a_bare_number_in_a_table_counts_what_its_column_header_names() -> None:
+    table = ("## Volumes\n\n| Month | Card captures | Bank transfers | On-time payouts |\n|---|---|---|---|\n"
+             "| January | 748,000 | 600 | 99.79% |\n| February | 323,000 | 3,600 | 99.69% |")
+    rows = [ev("wiki-review-q1", table, anchor="volumes", title="Service review Q1 2026")]
+    assert resolve("How many bank transfers did we process in February?", rows).decision.surface == "3,600"
+    assert resolve("How many card captures were there in February?", rows).decision.surface == "323,000"
+    # a column that counts something else does not answer; nor does the row's label or the header
+    assert resolve("How many late days were there in February?", rows).decision is None
+
+
+def test_the_code_that_names_which_thing_is_meant_does_not_restrict_the_asked_value() -> None:
+    # "the bank that holds Soylent's Danish krone account": DKK says which bank; its fee is in EUR
+    fees = ev("ctr-ostrava",
+              "## Schedule 3. Fees\n\n| Item | Fee |\n|---|---|\n| Per payment instruction | EUR 0.04 |",
+              anchor="schedule-3-fees", authority="policy_owner", title="Payments agreement with Ostrava")
+    question = "What does the bank that holds Soylent's Danish krone account charge per payment instruction?"
+    assert resolve(question, [fees]).decision.surface == "EUR 0.04"
+    # a code the question asks the value in still restricts it
+    assert resolve("What is the DKK fee per payment instruction?", [fees]).decision is None

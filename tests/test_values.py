@@ -300,7 +300,7 @@ def test_an_abbreviated_unit_counts_what_its_full_word_counts():
 
 
 def test_the_asking_clause_leaves_out_a_thing_described_before_it():
-    from ragkit.text.asked import asking_clause
+    from ragkit.text.subjects import asking_clause
 
     q = "For the service that builds the SEPA files, within what time is an alert acknowledged?"
     assert asking_clause(q) == "within what time is an alert acknowledged"

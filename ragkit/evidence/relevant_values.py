@@ -35,8 +35,8 @@ from ragkit.text.references import (
     clause_called,
     clause_names,
     clause_span,
+    defined_terms,
     defines_asked,
-    definitions,
     holds,
     references,
 )
@@ -87,7 +87,7 @@ def read_relevant_values(r: Resolution) -> None:
     # set in another clause. What is that cap?"): its own words outweigh the context's
     asking = questions_of(r.ask)
     focus = question_terms(asking) & r.predicate if asking != r.ask.strip() else set()
-    r.predicate |= _defined_terms(r)
+    r.predicate |= defined_terms([i.ev.text for i in r.alive()], r.predicate)
     # "subject to the cap in clause 12.4": clause 12.4 of that document states the cap
     docs = {i.ev.doc_id for i in r.alive()}
     called = {d: clause_names([i.ev.text for i in r.items if i.ev.doc_id == d]) for d in docs}
@@ -114,7 +114,7 @@ def read_relevant_values(r: Resolution) -> None:
                 continue  # "shipped as RO-8103?" is answered by a rollout key, not a ticket key
             if foreign and v.form == "id" and v.surface.upper().startswith(foreign):
                 continue  # "what's the rollout id?" is not answered by a ticket's key
-            if not _counts_asked(r, v):
+            if not _counts_asked(r, v, text):
                 continue  # "3 payout files" does not answer "how many closed batches"
             if r.codes and not _about_asked_code(r, text, v.start):
                 it.off_code = True
@@ -148,6 +148,11 @@ def read_relevant_values(r: Resolution) -> None:
                 continue  # a tenant's name is not a person's
             # a table's value is situated by its own column's header, not the other columns'
             situated = sentence + "\n" + context(text, v.start, cell=bool(r.forms))
+            header = situated.rsplit("\n", 1)[-1] if row and r.forms else ""
+            # "| sepa-connector | 15 minutes | 90 minutes |": a column the question does not name says
+            # less than a sentence that does (the row alone does not say which of its figures is asked)
+            unheaded = bool(header) and not word_stems(header) & r.predicate and any(
+                x is not v and x.form == v.form and a <= x.start < b for x in values)
             situated += " " + clause_called(sentence, called[it.ev.doc_id])
             if contrasting(coded_ask, sentence, situated + " " + it.ev.envelope.title):
                 continue  # "disputes team" where the question asks about the treasury team
@@ -165,6 +170,7 @@ def read_relevant_values(r: Resolution) -> None:
                 # board's minutes) an answer
                 score += 0.5 * len(word_stems(it.ev.envelope.title) & r.predicate - matched - code_stems)
             score -= len(word_stems(sentence) & r.negated)  # the case the question rules out
+            score = score / 2 if unheaded else score
             # the row whose band holds the question's figure is the schedule's answer to it; the key
             # of the record stating the question's value answers a reverse lookup ("took 54 minutes
             # to detect: which ticket?"): each as fully as a sentence sharing every word of the question
@@ -193,16 +199,17 @@ def read_relevant_values(r: Resolution) -> None:
                 # a section of the record the question names ("Owner: Thorsby" in OPS-1847's ticket);
                 # not for identifiers: a record names many (batches, accounts), rarely the one asked
                 score += 1
+            # (a sentence under a "Root cause" heading states the cause in its own words)
+            above = next((ln for ln in reversed(text[:a].splitlines()) if ln.lstrip().startswith("#")), "")
+            rooted = bool(ROOT_CAUSE.search(sentence) or ROOT_CAUSE.search(above))
             if (
                 not r.forms
                 and r.causal
-                and (not CAUSE.search(sentence) or DETECTION.search(sentence))
+                and (not (CAUSE.search(sentence) or rooted) or DETECTION.search(sentence))
             ):
                 continue  # a why-question is answered by a causal statement, or not at all
             if not r.forms and r.causal:
-                score += 2
-                if ROOT_CAUSE.search(sentence):
-                    score += 2  # and best by the one that says it is the root cause
+                score += 4 if rooted else 2  # and best by the one that says it is the root cause
             if not r.forms and r.deontic and DEONTIC.search(sentence):
                 score += 2  # "what does the policy require?" is answered by what it says must happen
             situated_text = situated_sentence(text, a, b, it.ev.envelope.title)
@@ -220,23 +227,6 @@ def read_relevant_values(r: Resolution) -> None:
     for i in holders:
         if id(i) not in keep:
             i.value = None
-
-
-def _defined_terms(r: Resolution) -> set[str]:
-    """Stems of terms the evidence defines in the question's words: asked "how long may it take to
-    be serving again after failover?", a text defining "the recovery time objective (RTO)" as "how
-    long it may take to be serving again after failover is declared" makes "RTO" a word of the
-    question (so its table column answers)."""
-    shared = {
-        (term, short): len(word_stems(meaning) & r.predicate)
-        for it in r.alive()
-        for term, short, meaning in definitions(it.ev.text)
-    }
-    best = max(shared.values(), default=0)
-    if best < 2:
-        return set()
-    # the definition the question's words follow best (not every term it shares a word with)
-    return {s for (term, short), n in shared.items() if n == best for s in word_stems(f"{term} {short}")}
 
 
 #: Forms a reverse lookup states ("took 54 minutes", "a EUR 30,000 credit") to find a record by.
@@ -367,7 +357,7 @@ def _referred_by_match(r: Resolution) -> list[Item]:
                 span = clause_span(it.ev.text, number) if "." in number else None
                 if span is not None:
                     clause = it.ev.text[span[0] : span[1]]
-                    inside = [v for v in read_values(clause, forms=r.forms) if _counts_asked(r, v)]
+                    inside = [v for v in read_values(clause, forms=r.forms) if _counts_asked(r, v, clause)]
                     if inside:
                         v, at = inside[0], span[0]
                         it.value = Value(v.kind, v.value, v.surface, v.start + at, v.end + at, v.form)
@@ -377,9 +367,13 @@ def _referred_by_match(r: Resolution) -> list[Item]:
     return found
 
 
-def _counts_asked(r: Resolution, v: Value) -> bool:
+def _counts_asked(r: Resolution, v: Value, text: str) -> bool:
     """False for a count or duration of another thing than the one asked ("3 payout files" for
-    "how many closed batches"); True otherwise."""
+    "how many closed batches"; a bare "| 3,600 |" whose column header is not "Bank transfers");
+    True otherwise."""
+    bare = v.form == "count" and v.surface.replace(",", "").isdigit()
+    if bare:  # a table cell: its column's header says what it counts
+        return bool(r.unit) and counts_unit(context(text, v.start, cell=True).rsplit("\n", 1)[-1], r.unit)
     return not (r.unit and v.form in ("count", "duration") and not counts_unit(v.surface, r.unit))
 
 

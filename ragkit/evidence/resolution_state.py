@@ -50,6 +50,7 @@ from ragkit.text.relevance import (
     question_terms,
     unexcluded,
 )
+from ragkit.text.subjects import described_clause
 from ragkit.text.values import Value, read_values
 from ragkit.text.words import stem
 
@@ -226,7 +227,9 @@ class Resolution:
         self.asked_tenants = {t for t in tenants if mentions(question, t)}
         self.predicate = self.terms - {stem(t) for t in tenants}
         self.ids = [v.surface for v in read_values(question, forms=("id",))]
-        self.codes = set(named)
+        # (a code that only says which thing is meant, "the bank that holds our DKK account", is not
+        # the code of the asked value: that bank's fees are in EUR)
+        self.codes = set(named) - set(named_codes(" ".join(described_clause(question))))
         # what the question names: codes (EUR, GBP), identifiers, tenants; see the neighbouring-fact rule
         self.entities = (
             set(re.findall(r"\b[A-Z]{2,5}\b", ask)) | self.codes | set(self.ids) | self.asked_tenants

@@ -6,8 +6,8 @@ asks for ("what time" -> ``time``; "how many minutes" -> ``duration``; a yes/no 
 proposes "still 11:15?" -> ``time``), :func:`asked_kind` to the kind they compare as,
 :func:`asked_id_shape` to the shape of identifier ("which commit" -> a hash),
 :func:`proposed_identifiers` to the identifiers a yes/no question puts forward, :func:`asked_unit`
-to what a count counts, :func:`asking_clause` to the clause that holds the question word, and
-:func:`without_measures` blanks the values a question only checks.
+to what a count counts, and :func:`without_measures` blanks the values a question only checks.
+What thing a question asks about (rather than what of it) is read by :mod:`ragkit.text.subjects`.
 The rules are the profile's ``ask_rules`` and ``asked_shapes`` (documented regexes, not a model).
 
 Example:
@@ -20,14 +20,12 @@ Example:
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 
 from ragkit.text.asking import (
     QUESTION_PREPOSITIONS,
     QUESTION_WORDS,
     ask_of,
     is_yes_no,
-    message_sentences,
     proposed_names,
     questions_of,
 )
@@ -42,10 +40,6 @@ __all__ = [
     "asked_id_shape",
     "asked_unit",
     "counts_unit",
-    "described_subject",
-    "relative_thing",
-    "asking_clause",
-    "in_clause",
     "proposed_identifiers",
     "without_measures",
 ]
@@ -60,6 +54,8 @@ _QUESTION_PHRASE = re.compile(
     rf"(?:^|[,:;?.]\s*|\band\s+)(?:(?:{QUESTION_PREPOSITIONS})\s+)?"
     rf"(?:{_PHRASE_WORDS})(?:'s)?\b(?:\s+[\w'-]+){{0,3}}"
 )
+
+_DO_SUBJECT = re.compile(r"\b(what|which|who|whom)\s+(?:do|does|did)\b.*")
 
 
 def asked_forms(question: str) -> tuple[str, ...]:
@@ -84,6 +80,8 @@ def asked_forms(question: str) -> tuple[str, ...]:
         ('id',)
         >>> asked_forms("Is the controller still the lowest role that can approve a credit of EUR 40,000?")
         ()
+        >>> asked_forms("What does the reserve hold policy set as the default holding time?")
+        ('duration',)
     """
     ask = ask_of(question)
     # a value the question states is what it looks up by, not what it asks ("were 99.69% on time?")
@@ -91,7 +89,9 @@ def asked_forms(question: str) -> tuple[str, ...]:
     ruled: tuple[str, ...] = ()
     found = None
     # "which rollout carried" says what is asked before a noun elsewhere does ("... early cutoff")
-    phrases = " ... ".join(m.group(0) for m in _QUESTION_PHRASE.finditer(questions_of(q)))
+    # ("what does the reserve hold policy set as ...": after "what does" comes its subject, not what is asked)
+    found_phrases = _QUESTION_PHRASE.finditer(questions_of(q))
+    phrases = " ... ".join(_DO_SUBJECT.sub(r"\1", m.group(0)) for m in found_phrases)
     for text in (phrases, q):
         found = next((forms for pattern, forms in _ASK_RULES if _says(pattern, text)), None)
         if found is not None:
@@ -102,6 +102,7 @@ def asked_forms(question: str) -> tuple[str, ...]:
             v.form for v in read_values(ask)
             if (v.form != "id" or v.form in ruled or _proposed_as(ask, v))
             and not _RELATIVE.search(ask[: v.start])
+            and not (v.form == "person" and ask[v.end:v.end + 2] in ("'s", "’s"))  # "Soylent's review": whose
         ]
         if proposed_names(question):
             proposed.insert(0, "person")  # "Is Hakimi the assignee?" asks who is
@@ -246,89 +247,6 @@ _SPELLED_OUT = {"sec": "seconds", "secs": "seconds", "min": "minutes", "mins": "
 
 #: Values whose words are units of measure, not what the question is about.
 _MEASURES = ("time", "amount", "duration", "percentage")
-
-
-# where a phrase names the source, not what is asked ("..., according to its design note?")
-_ACCORDING = re.compile(r"\b(?:according to|as (?:set out|stated|written|described) in|per)\b[^,;:?.]*",
-                        re.IGNORECASE)
-_WH = re.compile(rf"\b(?:{QUESTION_WORDS})\b", re.IGNORECASE)
-# a lead-in naming a thing by what it does: "For the service that builds ...", "About the team who ..."
-_DESCRIBING = re.compile(r"^(?:for|about|regarding|concerning|as for|as to|on)\s+(?:the|our|their|its)\s+"
-                         r"(?:[\w-]+\s+){0,2}?[\w-]+\s+(?:that|which|who)\s+[a-z]+", re.IGNORECASE)
-
-
-def asking_clause(question: str) -> str:
-    """The clause of the asking sentence that holds its question word, without the clauses before
-    it and any "according to ..." phrase, when the sentence leads in with a thing named by what it
-    does ("For the service that builds ..., "); ``""`` otherwise (a yes/no question, a question
-    word in the first clause, a topic or an instruction before it).
-
-    Such a phrase says which thing is meant, not what is asked of it: in "For the service that
-    builds the SEPA files, within what time must an alert be acknowledged?" the asked attribute is
-    the alert's acknowledgement, and a sentence about the service's builds does not state it.
-
-    Example:
-        >>> asking_clause("For the service that builds the SEPA files, within what time must an "
-        ...               "alert be acknowledged, according to its design note?")
-        'within what time must an alert be acknowledged'
-        >>> asking_clause("What is Acme's USD cutoff?")
-        ''
-    """
-    ask = questions_of(ask_of(question)).strip()
-    sentences = [s for s in message_sentences(ask) if s.rstrip().endswith("?")]
-    sentence = sentences[-1] if sentences else ask
-    clauses = re.split(r"\s*(?:[,;:]|\s-+\s|\u2014)\s*", sentence)
-    first = next((n for n, c in enumerate(clauses) if _WH.search(c)), None)
-    if not first or not _DESCRIBING.search(clauses[0]):
-        return ""  # no question word, or no lead-in before it that names a thing by what it does
-    kept = " ".join(_ACCORDING.sub(" ", c) for c in clauses[first:])
-    return " ".join(kept.replace("?", " ").split())
-
-
-# "the bank that holds ...": a thing (group 1) a relative clause describes
-_RELATIVE_THING = r"\bthe\s+([a-z]+)\s+(?:that|which|who)\s+[a-z]+"
-# "What does the bank that holds ... charge?": that thing is the subject, something else is asked
-_DESCRIBED_SUBJECT = re.compile(
-    r"\b(?:what|which|how(?:\s+\w+)?)\s+(?:does|do|did|will|would|can|could|should|must)\s+"
-    + _RELATIVE_THING, re.IGNORECASE)
-
-
-def relative_thing(question: str) -> str | None:
-    """The noun of the first thing the question's ask describes by a relative clause ("the *bank*
-    that holds ..."), or ``None``; :func:`described_subject` when it is the asked subject.
-
-    Example:
-        >>> relative_thing("Who approved the fix for the bank that holds acme-9?")
-        'bank'
-    """
-    m = re.search(_RELATIVE_THING, ask_of(question), re.IGNORECASE)
-    return m.group(1).lower() if m else None
-
-
-def described_subject(question: str) -> str | None:
-    """The noun a question describes by a relative clause and asks something else of ("What does
-    *the bank* that holds our DKK account charge?": its charge, not which bank), or ``None``.
-
-    Example:
-        >>> described_subject("What does the bank that holds Soylent's DKK account charge per instruction?")
-        'bank'
-        >>> described_subject("What is the lowest role that can approve it?") is None
-        True
-    """
-    m = _DESCRIBED_SUBJECT.search(ask_of(question))
-    return m.group(1).lower() if m else None
-
-
-def in_clause(words: Sequence[str], question: str) -> list[str]:
-    """The ``words`` that stand in the question's :func:`asking_clause` (``[]`` when it has none).
-
-    Example:
-        >>> in_clause(["service", "builds", "alert"], "For the service that builds the SEPA files, "
-        ...           "within what time must an alert be acknowledged?")
-        ['alert']
-    """
-    clause = asking_clause(question).lower()
-    return [w for w in words if clause and re.search(rf"\b{re.escape(w.lower())}\b", clause)]
 
 
 def without_measures(text: str) -> str:

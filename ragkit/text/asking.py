@@ -20,6 +20,8 @@ Example:
     "What's Acme's USD cutoff now?"
     >>> ask_of("Their manager is asking when we must send the notice. What's the deadline?")
     "Their manager is asking when we must send the notice. What's the deadline?"
+    >>> ask_of("I need the Q3 late days for Tyrell. What does the quarterly review say?")
+    'I need the Q3 late days for Tyrell. What does the quarterly review say?'
     >>> ask_of("Which commit fixed OPS-3318?")
     'Which commit fixed OPS-3318?'
     >>> is_yes_no("Is Acme's USD cutoff still 11:15 CET?"), is_yes_no("Which cutoff applies?")
@@ -35,7 +37,7 @@ from ragkit.text.words import TASK_STOPWORDS
 __all__ = [
     "QUESTION_WORDS", "AUXILIARIES", "QUESTION_PREPOSITIONS", "message_sentences", "ask_of",
     "questions_of", "is_yes_no", "proposed_names", "compared_names", "asks_present_state",
-    "without_tag", "requesters", "split_asks",
+    "without_tag", "split_asks",
 ]
 
 # a sentence ends at . ? ! (or a line break) followed by a space and an upper-case letter or digit
@@ -55,6 +57,15 @@ _TAG = re.compile(_TAG_ANYWHERE.pattern + r"\s*$", re.IGNORECASE)
 # ... unless it is a polite request ("Can you tell me ...?") or also asks a wh-question
 _REQUEST = re.compile(r"^(can|could|would|will)\s+(you|someone|somebody)\b", re.IGNORECASE)
 _WH = re.compile(rf"\b({QUESTION_WORDS})\b", re.IGNORECASE)
+# a question that only asks what a source says ("What does the quarterly review say?") asks
+# about the thing the sentence before it names
+_SOURCE_SAYS = re.compile(r"^(?:and\s+|so\s+)?what\s+(?:does|do|did|would|will)\s+[^?]*\b(?:say|state|show|"
+                          r"mention|report|tell\s+us)\s*\?$", re.IGNORECASE)
+
+
+# "... is asking when we must send the notice", "wants to know whether ...": a reported question
+_REPORTED_ASK = re.compile(rf"\b(?:ask(?:s|ed|ing)?|wants? to know|wondering|wonders|needs? to know|"
+                           rf"would like to know)\s+((?:{QUESTION_WORDS}|whether|if)\b)", re.IGNORECASE)
 
 
 def message_sentences(message: str) -> list[str]:
@@ -84,14 +95,16 @@ def ask_of(message: str) -> str:
     keep: set[int] = set()
     for n in asking:
         keep.add(n)
-        leans = bool(_BACK.search(sentences[n])) or len(_content(sentences[n])) < 3
+        s = sentences[n]
+        leans = bool(_BACK.search(s) or _SOURCE_SAYS.match(s)) or len(_content(s)) < 3
         if leans and n > 0:
             keep.add(n - 1)
     return " ".join(sentences[n] for n in sorted(keep))
 
 
 def questions_of(message: str) -> str:
-    """The sentences of ``message`` that end in a question mark (the whole message if none does).
+    """The sentences of ``message`` that end in a question mark or report a question ("... is asking
+    when we must send the notice"); the whole message if none does.
 
     Unlike :func:`ask_of`, the sentence a question leans on is left out: it says who "their"
     is, not what is asked.
@@ -99,8 +112,12 @@ def questions_of(message: str) -> str:
     Example:
         >>> questions_of("They submitted at 12:05. What is their PLN cutoff now? Thanks")
         'What is their PLN cutoff now?'
+        >>> questions_of("Their manager is asking when we must send the notice. What's the deadline?")
+        "when we must send the notice. What's the deadline?"
     """
-    asking = [s for s in message_sentences(message) if s.rstrip().endswith("?")]
+    asking = [s if s.rstrip().endswith("?") else s[m.start(1):]  # (the reported question, from its wh-word)
+              for s in message_sentences(message)
+              if s.rstrip().endswith("?") or (m := _REPORTED_ASK.search(s))]
     return " ".join(asking) if asking else message.strip()
 
 
@@ -251,35 +268,6 @@ def asks_present_state(message: str) -> bool:
     """
     return is_yes_no(message) or any(
         _NOW.search(q) or _MODAL.match(q) or _HABITUAL.search(q) for q in _asking_sentences(message)
-    )
-
-
-# "Kemi Petrakis from Acme wants ...", "Jonas at Wayne is writing ...", "Yara says ...": who asks
-_REQUESTER = re.compile(
-    r"\b([A-Z][a-z]+(?:\s+[A-Z][a-z]+(?:-[A-Z][a-z]+)?)?)\s+(?:from|at)\s+[A-Z][\w&-]*\b|"
-    r"\b([A-Z][a-z]+\s+[A-Z][a-z]+(?:-[A-Z][a-z]+)?)\s+(?:says|said|wants|wanted|asks|asked|is asking|"
-    r"was asking|needs|writes|wrote|mentioned|reports|reported|pinged|emailed|called|insists|tells|told)\b"
-)
-
-
-def requesters(message: str) -> tuple[str, ...]:
-    """Names of the people a message says are asking ("Kemi Petrakis from Acme wants ...").
-
-    The person who relays a request is who wants the answer, not what it is about: "Kemi from
-    Acme wants a contact for the rounding drift ticket. Who's the owner?" asks for the ticket's
-    owner, and the evidence need not name Kemi. A requester is a name before "from" or "at" an
-    organisation, or a first name and surname before a verb of asking or saying ("Kemi Petrakis
-    says"); one word before such a verb may be an organisation ("Globex wants ...") and is kept.
-    Each word of a name is returned.
-
-    Example:
-        >>> requesters("Kemi Petrakis from Acme wants a contact for the ticket. Who owns it?")
-        ('Kemi', 'Petrakis')
-        >>> requesters("Thorsby owns an Acme ticket about drift. What's its key?")
-        ()
-    """
-    return tuple(
-        w for m in _REQUESTER.finditer(message) for w in re.split(r"\s+", m.group(1) or m.group(2))
     )
 
 

@@ -46,7 +46,10 @@ def _pairs(text: str, *, in_noun_phrase: bool = False) -> list[tuple[str, str]]:
         for n in range(1, len(words)):
             if n >= 2 and words[n - 2] in _VERB_BEFORE:
                 continue
-            if in_noun_phrase and not (words[n - 2] in _DETERMINERS if n >= 2 else owned):
+            # (also the last of two modifiers: "the daily *cash* report", "Hooli's daily *treasury* team")
+            opens = (words[n - 2] in _DETERMINERS if n >= 2 else owned) or (
+                words[n - 3] in _DETERMINERS if n >= 3 else n == 2 and owned)
+            if in_noun_phrase and not opens:
                 continue
             out.append((words[n - 1], words[n]))
     return out
@@ -89,6 +92,9 @@ def contrasting(question: str, sentence: str, situated: str) -> str | None:
         'treasury team'
         >>> contrasting("How fast do we answer Hooli's disputes team?", s, s) is None
         True
+        >>> r = "Initech's exceptions report must reach their finance team by 08:00 CET."
+        >>> contrasting("By what time must the daily cash report be checked?", r, r)
+        'cash report'
     """
     have = compound_stems(situated)
     found: dict[str, set[str]] = {}

@@ -201,7 +201,7 @@ PROFILE_FIELDS: dict[str, str] = {
 
 #: The roles of ``source_roles`` (what the policy does with a source type; see :class:`CorpusProfile`).
 SOURCE_ROLES = ("thread", "thread_replies", "listed_by_links", "titled_thread", "own_thread", "rule",
-                "chain_rule_target", "chain_change_target")
+                "chain_rule_target", "chain_change_target", "cause_review")
 
 #: Names of older profile files -> their names now: ``(field, None)`` for a field, ``(field, role)``
 #: for a role of ``source_roles``.

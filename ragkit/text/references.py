@@ -25,9 +25,11 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
+from ragkit.text.words import word_stems
+
 __all__ = [
     "REFERENCE", "references", "named_references", "clause_names", "clause_called", "holds", "clause_span",
-    "definitions", "defines_asked",
+    "definitions", "defined_terms", "defines_asked",
 ]
 
 #: A reference to a numbered part of the same document ("clause 9.1", "section 4", "Schedule B").
@@ -144,6 +146,28 @@ def definitions(text: str) -> list[tuple[str, str, str]]:
         (" ".join(w for w in term.split() if w.lower() != "the"), short, meaning.strip())
         for term, short, meaning in _DEFINITION.findall(text)
     ]
+
+
+def defined_terms(texts: Sequence[str], predicate: set[str]) -> set[str]:
+    """Stems of the term (and its short form) that ``texts`` define in the question's words
+    (``predicate``: its content-word stems), when the best definition shares two or more of them.
+
+    Asked "how long may it take to be serving again after failover?", a text defining "the recovery
+    time objective (RTO)" as "how long it may take to be serving again after failover is declared"
+    makes "RTO" a word of the question (so its table column answers).
+
+    Example:
+        >>> text = "The recovery time objective (RTO) is how long it may take to be serving again."
+        >>> sorted(defined_terms([text], word_stems("how long to be serving again")))
+        ['objec', 'recov', 'rto', 'time']
+    """
+    shared = {(term, short): len(word_stems(meaning) & predicate)
+              for text in texts for term, short, meaning in definitions(text)}
+    best = max(shared.values(), default=0)
+    if best < 2:
+        return set()
+    # the definition the question's words follow best (not every term it shares a word with)
+    return {s for (term, short), n in shared.items() if n == best for s in word_stems(f"{term} {short}")}
 
 
 #: A question that asks what a term means ("What does RTO stand for?").

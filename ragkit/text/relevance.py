@@ -270,6 +270,10 @@ def _cells(line: str, offset: int) -> list[tuple[int, int]]:
     return [(a, b) for a, b in spans if b >= a]
 
 
+#: Header words that label a column by what it names ("Bank name", "Merchant id").
+_LABELS = ("name", "names", "id", "ids", "identifier", "code", "key")
+
+
 def table_cell(text: str, a: int, b: int, question: str) -> tuple[int, int] | None:
     """The cell of the table row ``text[a:b]`` that answers ``question``, as ``(start, end)``.
 
@@ -286,6 +290,9 @@ def table_cell(text: str, a: int, b: int, question: str) -> tuple[int, int] | No
         'Solent Bank'
         >>> a, b = table_cell(t, row, len(t), "What is the id of our dollar account at Solent Bank?"); t[a:b]
         'acme-25788'
+        >>> v = "| Month | Bank transfers |\\n|---|---|\\n| April | 3,400 |"
+        >>> table_cell(v, v.rindex("| April"), len(v), "Which bank sent us 4 notices?") is None
+        True
     """
     line = text[a:b]
     if not is_table_row(line):
@@ -300,14 +307,23 @@ def table_cell(text: str, a: int, b: int, question: str) -> tuple[int, int] | No
     asked = with_codes(question)
     # the column the question word names ("In which month ...?") before any other shared word
     noun = _asked_noun(question)
-    named = {stem(noun)} if noun else set()
+
+    def kind(head: str) -> int:
+        """10 for a header that is the asked noun ("Bank", "Bank name"), -1 for one that only
+        qualifies another noun by it ("Bank transfers" counts transfers), else 0."""
+        words = re.findall(r"[a-z]+", head.lower())
+        if not noun or stem(noun) not in {stem(w) for w in words}:
+            return 0
+        return 10 if stem(words[-1]) == stem(noun) or words[-1] in _LABELS else -1
+
     open_cells = [
-        (len(word_stems(head) & question_terms(question)) + 10 * len(word_stems(head) & named), (x, y))
+        (len(word_stems(head) & question_terms(question)) + kind(head), (x, y))
         for head, (x, y) in zip(heads, cells, strict=True)
-        if y > x and not mentions(asked, text[x:y]) and not mentions(question, text[x:y])
+        if y > x and not mentions(asked, text[x:y]) and not mentions(question, text[x:y]) and kind(head) >= 0
     ]
-    if not open_cells:
-        return None
+    which = noun and re.search(rf"\bwhich\s+{noun}\b", question.lower())
+    if not open_cells or which and max(kind(head) for head in heads) < 10:
+        return None  # "which bank" and no *Bank* column: no cell of this row is a bank
     best = max(score for score, _ in open_cells)
     chosen = [span for score, span in open_cells if score == best]
     return chosen[0] if len(chosen) == 1 else None

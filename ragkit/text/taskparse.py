@@ -45,13 +45,13 @@ from ragkit.text.asking import (
     compared_names,
     proposed_names,
     questions_of,
-    requesters,
     without_tag,
 )
 from ragkit.text.normalise import MONTHS
 from ragkit.text.profile_views import ProfileRegex, ProfileWords
 from ragkit.text.ranges import MONTH_NAMES, asked_period, month_number
 from ragkit.text.relevance import with_codes
+from ragkit.text.subjects import requesters
 from ragkit.text.words import TASK_ID_PATTERNS, TASK_STOPWORDS, WEEKDAYS, prefix5
 
 __all__ = [

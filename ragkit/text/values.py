@@ -90,7 +90,31 @@ def _forms_for(kind: str | None) -> tuple[str, ...]:
     )
 
 
+#: A table cell that holds only a whole number ("| 3,600 |"): under a header that names what it counts
+_CELL_NUMBER = re.compile(r"(?<=\|)[ \t]*(\d{1,3}(?:,\d{3})+|\d{1,6})[ \t]*(?=\|)")
+
+
+def _cell_counts(text: str) -> Iterator[Value]:
+    """Whole numbers alone in a table's body cells, after its first column (which names the row):
+    "| February | 323,000 | 3,600 |" under "| Month | Card captures | Bank transfers |" counts
+    card captures and bank transfers."""
+    lines = text.splitlines(keepends=True)
+    offset = 0
+    for n, line in enumerate(lines):
+        below = lines[n + 1] if n + 1 < len(lines) else ""
+        body = line.lstrip().startswith("|") and not re.match(r"\s*\|[\s:|-]*$", line)
+        if body and not re.match(r"\s*\|[\s:|-]+\|", below):  # (not the header above a separator)
+            first = line.find("|", line.find("|") + 1)
+            for m in _CELL_NUMBER.finditer(line, max(first, 0)):
+                if not re.fullmatch(r"(?:19|20)\d\d", m.group(1)):  # a year
+                    yield Value("text", normalise_value("text", m.group(1)), m.group(1),
+                                offset + m.start(1), offset + m.end(1), "count")
+        offset += len(line)
+
+
 def _iter_form(text: str, form: str) -> Iterator[Value]:
+    if form == "count":
+        yield from _cell_counts(text)
     for m in FORM_PATTERNS[form].finditer(text):
         surface = m.group(0)
         start, end = m.start(), m.end()

@@ -12,7 +12,6 @@ says why each excerpt was not used. A :class:`Judgement` is the outcome.
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -24,6 +23,7 @@ from ragkit.agent.offline.passages import (
     contrasts,
     holder,
     names,
+    outside_period,
     record_text,
     referred_as,
     refers_to,
@@ -39,8 +39,10 @@ from ragkit.agent.offline.reading import about_task
 from ragkit.agent.state import AgentState, EvidenceUse
 from ragkit.evidence.decision import Decision, DecisionRecord, Rejected
 from ragkit.evidence.resolution import resolve
-from ragkit.text.asked import asked_id_shape, described_subject, in_clause
+from ragkit.text.asked import asked_id_shape
 from ragkit.text.profile_views import ProfileWords
+from ragkit.text.relevance import with_codes
+from ragkit.text.subjects import described_clause, described_subject, in_clause, subject_words
 from ragkit.text.untrusted import looks_like_instruction
 from ragkit.text.words import SAME_MEANING, TASK_STOPWORDS, compound_stems, stem
 
@@ -207,13 +209,7 @@ class Judging(RunMemory):
             and str(item.get("tenant")).lower() != tenant
         ):
             return f"not a {state.tenant} record (the task asks about {state.tenant}'s own event)"
-        if f.event and f.period:
-            published = str(item.get("published_at") or "")[:10]
-            start, end = f.period
-            late = (dt.date.fromisoformat(end) + dt.timedelta(days=45)).isoformat()
-            if published and not (start <= published < late):
-                return f"published {published}, outside the period asked about ({start[:7]})"
-        return None
+        return outside_period(item, f.period, event=f.event)
 
     def _best_thread(self, state: AgentState, counted: Sequence[EvidenceUse]) -> str | None:
         """The thread (ticket key) that the searches with the task's own words place best.
@@ -250,10 +246,10 @@ class Judging(RunMemory):
             return None
         return max(votes, key=lambda k: (votes[k], -first_seen[k]))
 
-    def _leads_for(self, use: EvidenceUse) -> str:
-        """What named ``use``'s record, if the agent reached it along a chain (:func:`record_text`)."""
-        own = record_text(use)
-        return " ".join(lead for ident, lead in self.leads.items() if ident in own)
+    def _leads_for(self, use: EvidenceUse, *, predicating: bool = False) -> str:
+        """What named ``use``'s record along a chain (:func:`record_text`); ``predicating``: not a thread."""
+        own, skip = record_text(use), (self.threaded if predicating else set())
+        return " ".join(lead for ident, lead in self.leads.items() if ident in own and ident not in skip)
 
     def _focus(self) -> list[str]:
         """Content words of the ask that a passage must share (one of them) to be about it."""
@@ -293,9 +289,10 @@ class Judging(RunMemory):
         escalations): its predicate minus generic and framing words, the name of the kind, and the
         compounds that title a delivered record (a service: what is asked about, not what is asked)."""
         out, subject = [], described_subject(self.frame.task)  # "the bank that holds ...": asked about
+        clause = {stem(w.lower()) for w in with_codes(" ".join(described_clause(self.frame.task))).split()}
         for w in self.frame.predicate:
-            if w in self.titled or w == subject:
-                continue  # a thing with records of its own: what the ask is about, not its attribute
+            if w in self.titled or w == subject or stem(w) in clause:
+                continue  # a thing with records of its own, or what names it: not what is asked of it
             for part in re.split(r"[-_]", w):
                 if len(part) > 2 and part not in GENERIC and part not in FRAME and part not in TASK_STOPWORDS:
                     out.append(part)
@@ -341,7 +338,7 @@ class Judging(RunMemory):
                              referred_as(raw, use, self.sections)])  # "the cap in clause 12.4"
         # reached along a chain: what named this record predicates it ("| OPS-7167 |" under
         # "Action items" makes OPS-7167's status the action item's status)
-        situated += " " + self._leads_for(use)
+        situated += " " + self._leads_for(use, predicating=True)
         whole = {p for w in self.frame.predicate if "-" in w for p in w.split("-")}  # "notify-hub" is a name
         have = compound_stems(situated, {stem(t.lower()) for t in terms if t not in whole})
         # a word that only says something happened (completed, fixed, approved) does not say what
@@ -350,6 +347,11 @@ class Judging(RunMemory):
         clause = in_clause(terms, self.frame.task)  # past "the service that builds ...," (it names a thing)
         if clause and not any(stem(t.lower()) in have for t in clause):
             return [UNSTATED + " / ".join(clause[:4])]
+        # "must the daily cash report be checked": a checklist's hour is not the report's (half its words)
+        named = subject_words(self.frame.task)
+        subject = {stem(w.lower()) for w in named}
+        if len(compound_stems(situated, subject) & subject) < (len(subject) + 1) // 2:
+            return [UNSTATED + " / ".join(named)]
         if any(stem(t.lower()) in have for t in (things or terms)):
             return []
         # reached along a ticket's thread, a sentence stating the asked relation ("RO-1753 was approved

@@ -18,7 +18,6 @@ from ragkit.agent.offline.judging import Judgement, Judging
 from ragkit.agent.offline.page import read_uses
 from ragkit.agent.offline.passages import UNSTATED, named_in, record_text, thread_of
 from ragkit.agent.state import Action, AgentState
-from ragkit.text.asked import relative_thing
 from ragkit.text.asking import ask_of
 from ragkit.text.profile import active_profile
 from ragkit.text.references import clause_span, named_references
@@ -30,6 +29,7 @@ from ragkit.text.relevance import (
     table_cell,
     with_codes,
 )
+from ragkit.text.subjects import relative_thing
 from ragkit.text.taskparse import content_words
 from ragkit.text.words import ID_VALUE_PATTERN, stem, word_stems
 
@@ -37,8 +37,11 @@ __all__ = ["Lookups"]
 
 _Rows = dict[str, tuple[int, Any, str]]  # what a named row leads to -> (cells named, evidence, row)
 #: "Tyrell's bank", "their bank": a thing named by whose it is
-_OWNED = re.compile(r"(\b[A-Z][\w-]+'s|\btheir|\bits)\s+([a-z]+)\b")
+_OWNED = re.compile(r"(\b(?!(?:What|Who|Where|When|How|That|There|Here|It|Let|This)'s)[A-Z][\w-]+'s"
+                    r"|\btheir|\bits)\s+([a-z]+)\b")
 #: "the bank that holds tyrell-19559": a thing (group 1) named by its relation (2) to an identifier (3)
+#: "7.1 Recovery objectives (continued)": a section that carries on a table opened before it
+_CONTINUED = re.compile(r"^#+\s*(?:[\w.]*\d[\w.]*\s+)?(.*?)\s*\(?\bcontinued\b\)?\s*$", re.IGNORECASE)
 _DESCRIBED = re.compile(r"\bthe\s+([a-z]+)\s+(?:that|which|who)\s+([a-z]+)\s+(?:the\s+)?(?:[a-z]+\s+)?"
                         r"([\w-]*\d[\w-]*)", re.IGNORECASE)
 
@@ -102,7 +105,7 @@ class Lookups(Judging):
         makes its documents count, as a followed identifier does."""
         m = _DESCRIBED.search(ask_of(self.frame.task))
         if m is None and state.searches_left > 0 and not self.frame.identifiers:
-            return self._row_named(state)
+            return self._row_described(state) or self._row_named(state)
         if m is None or state.searches_left <= 0:
             return None
         noun, verb, ident = m.group(1).lower(), m.group(2).lower(), m.group(3).lower()
@@ -154,6 +157,32 @@ class Lookups(Judging):
         return Action("search", self.search_args(" ".join([name, *rest])),
                       f"the question names the row of {name} by its other cells ({use.citation})")
 
+    def _row_described(self, state: AgentState) -> Action | None:
+        """"the follow-up (documenting their manual release procedure)": the question describes a table
+        row in its own words ("| OPS-2443 | Document the manual release procedure for this tenant |"):
+        three or more of a cell's content words, and most of them. What it asks is about the row's
+        one identifier: search for it, once, when exactly one row is so described."""
+        asked = word_stems(ask_of(self.frame.task))
+        rows: dict[str, tuple[Any, str]] = {}
+        for use in read_uses(state):
+            text = str(use.item.get("text", ""))
+            for line in re.finditer(r"[^\n]+", text):
+                cells = [c.strip() for c in line.group(0).strip().strip("|").split("|")]
+                if not is_table_row(line.group(0)) or is_heading_or_table_head(text, *line.span()):
+                    continue
+                ids = [c for c in cells if ID_VALUE_PATTERN.fullmatch(c)]
+                words = [word_stems(" ".join(content_words(c))) for c in cells if c not in ids]
+                if len(ids) == 1 and any(len(w & asked) >= 3 and 2 * len(w & asked) > len(w) for w in words):
+                    rows.setdefault(ids[0].lower(), (use, line.group(0)))
+        if len(rows) != 1 or next(iter(rows)) in self.followed:
+            return None
+        (name, (use, row)), = rows.items()
+        self.followed.add(name)
+        self.anchors.add(name)
+        self.leads.setdefault(name, named_in(state, use.citation, name, row))
+        return Action("search", self.search_args(name, k=8),
+                      f"the question describes the row of {name} ({use.citation})")
+
     def _named_rows(self, state: AgentState, ask: str, noun: str, need: int) -> _Rows:
         """Table rows that ``ask`` names by ``need`` or more cells: what each leads to (its cell under
         ``noun``'s column, or its one unnamed identifier) -> (cells named, the evidence, the row)."""
@@ -203,4 +232,40 @@ class Lookups(Judging):
                 self.fetched.add(doc_id)
                 return Action("fetch", {"ids": [doc_id]},
                               f"read {doc_id} whole: {use.citation} names the {what} in clause {number}")
+        return None
+
+    def opened_table(self, state: AgentState, judgement: Judgement) -> Action | None:
+        """A table continued under a new heading ("7.1 Recovery objectives (continued)") is defined by
+        the section that opened it: what its columns mean ("the recovery time objective (RTO) is how
+        long ..."). When such a section is about the task and no delivered section of its document
+        opens the topic, search the topic in the document's words, once per document."""
+        about = [*judgement.counted, *(u for u, why in judgement.set_aside if UNSTATED in why)]
+        for use in about:
+            doc_id, text = str(use.item.get("doc_id")), str(use.item.get("text", ""))
+            heading = next((ln for ln in text.splitlines() if ln.lstrip().startswith("#")), "")
+            m = _CONTINUED.match(heading.strip())
+            if m is None or not m.group(1) or f"opened:{doc_id}" in self.tried or state.searches_left <= 0:
+                continue
+            topic = m.group(1).strip(" .:-")
+            opening = [str(u.item.get("text", "")).lower() for u in read_uses(state)
+                       if str(u.item.get("doc_id")) == doc_id and u is not use]
+            if any(topic.lower() in t and "continued" not in t[:200] for t in opening):
+                continue
+            self.tried.add(f"opened:{doc_id}")
+            return Action("search", self.search_args(f"{use.item.get('title', '')} {topic}"),
+                          f"read where the table of {use.citation} opens ({topic})")
+        return None
+
+    def read_cause_review(self, state: AgentState, judgement: Judgement) -> Action | None:
+        """A cause question: the review written after the event (the profile's ``cause_review`` types:
+        a postmortem) states its cause in a section of its own, whatever words the ticket's thread uses.
+        When a section of such a review about the task was delivered, read the review whole, once."""
+        kinds = active_profile().source_roles.get("cause_review", ())
+        for use in judgement.counted if self.cause else ():
+            doc_id = str(use.item.get("doc_id"))
+            if use.item.get("source_type") in kinds and doc_id not in self.fetched:
+                self.fetched.add(doc_id)
+                self.linked.add(doc_id)
+                return Action("fetch", {"ids": [doc_id]},
+                              f"read the review of the event whole ({use.citation})")
         return None

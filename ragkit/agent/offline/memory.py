@@ -41,6 +41,9 @@ class RunMemory:
     # what named each identifier or document the agent followed: the sentence (with its heading and
     # table header) and the title of the record it stood in; it carries the chain's predicate
     leads: dict[str, str] = field(default_factory=dict)
+    # a comment's own ticket, reached by the thread's link and not along a chain the task asked for:
+    # what named it situates it but does not predicate the asked attribute of it
+    threaded: set[str] = field(default_factory=set)
     via: set[str] = field(default_factory=set)  # task identifiers named only as a chain's origin
     titled: list[str] = field(default_factory=list)  # compounds of the ask that title a delivered record
     sections: list[EvidenceUse] = field(default_factory=list)  # what was delivered, at the last judging

@@ -83,6 +83,8 @@ class Moves(Lookups):
             thread = use.item.get("source_type") in ROLES.get("thread", ())
             linked = list(use.item.get("links") or []) if chain or thread else []
             for doc_id in [*linked, *(use.item.get("superseded_by") or [])]:
+                if not chain and str(doc_id).lower() == thread_of(use):  # a comment's own ticket
+                    self.threaded.add(str(doc_id).lower())
                 if doc_id in have_docs and doc_id not in self.linked:
                     # delivered already (by another search, or another ask's): reached by this link too
                     self.linked.add(str(doc_id))

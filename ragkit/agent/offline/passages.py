@@ -17,6 +17,7 @@ Example:
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import Mapping, Sequence
 
@@ -25,6 +26,7 @@ from ragkit.evidence.decision import Decision
 from ragkit.models.tokens import known_word
 from ragkit.text.asking import ask_of, is_yes_no
 from ragkit.text.profile_views import ProfileRegex, ProfileSeq
+from ragkit.text.ranges import asked_period
 from ragkit.text.references import clause_called, clause_names
 from ragkit.text.relevance import DETECTION, context, mentions
 from ragkit.text.taskparse import find_identifiers
@@ -256,3 +258,24 @@ def thread_roots(use: EvidenceUse, sections: Sequence[EvidenceUse], leads: Mappi
     keys = {thread_of(u) for u in sections if any(i in str(u.item.get("text", "")).lower() for i in followed)}
     roots = [u for u in sections if str(u.item.get("doc_id")).lower() in keys]
     return " ".join(str(u.item.get("text", "")) for u in roots)
+
+
+#: A quarter a record's title says it covers ("Platform operations review, Q2 2026").
+_QUARTER_TITLE = re.compile(r"\bQ[1-4]\s+\d{4}\b")
+
+
+def outside_period(item: Mapping[str, object], period: tuple[str, str] | None, *, event: bool) -> str | None:
+    """Why a delivered record is not about the months asked (``period``: ISO first day, day after),
+    or ``None``: its title names another quarter ("..., Q2 2026" asked about Q3), or, for an event,
+    it was published before the period or more than 45 days after it."""
+    if period is None:
+        return None
+    start, end = period
+    own = _QUARTER_TITLE.search(str(item.get("title", "")))  # "... review, Q2 2026": that quarter's
+    if own and (other := asked_period(own.group(0), None)) and not (other[0] < end and start < other[1]):
+        return f"a record of {own.group(0)}, not of the period asked about ({start[:7]})"
+    published = str(item.get("published_at") or "")[:10]
+    late = (dt.date.fromisoformat(end) + dt.timedelta(days=45)).isoformat()
+    if event and published and not (start <= published < late):
+        return f"published {published}, outside the period asked about ({start[:7]})"
+    return None

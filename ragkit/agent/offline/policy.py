@@ -67,7 +67,8 @@ class OfflineRun(Moves):
             return Action("search", self.search_args(self.frame.task), "first query: the task")
         judgement = self.judge(state)
         if judgement.decided:
-            action = self.onward_lead(state, judgement) or self.referenced_clause(state, judgement)
+            action = (self.onward_lead(state, judgement) or self.referenced_clause(state, judgement)
+                      or self.opened_table(state, judgement) or self.read_cause_review(state, judgement))
             if action is not None:
                 return action
             action = self.contradiction_search(state, judgement)
@@ -78,7 +79,8 @@ class OfflineRun(Moves):
         # a question about a standing rule is answered by rule sources, so the task's own query
         # variants come before following incident threads; an event question follows its records
         action = (self.deferred_rule(state, judgement) or self.described_thing(state)
-                  or self.read_asked_record(state, judgement) or self.referenced_clause(state, judgement))
+                  or self.read_asked_record(state, judgement) or self.referenced_clause(state, judgement)
+                  or self.opened_table(state, judgement) or self.read_cause_review(state, judgement))
         if action is None and not self.frame.event:
             action = self.next_variant(state, judgement) or self.follow_evidence(state, judgement)
         elif action is None:
