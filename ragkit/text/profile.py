@@ -66,8 +66,8 @@ class CorpusProfile:
             title's key is searched), ``own_thread`` (named in its own thread), ``rule`` (a standing
             rule that a newer rule may cite), ``chain_rule_target`` / ``chain_change_target`` (the
             source type whose content a chain question asks for when it matches
-            ``rule_target_cues`` / ``change_target_cues``; the first type listed is the target).
-            Only these role names are accepted (:data:`SOURCE_ROLES`).
+            ``rule_target_cues`` / ``change_target_cues``; the first listed is the target), ``cause_review``
+            (an event's review, read whole for a cause question). Only these names (:data:`SOURCE_ROLES`).
         statuses: (regex words) the values a status field holds (``blocked``, ``rolled back``),
             matched case-insensitively as whole words.
         currencies: (regex words) the currency codes an amount starts with (``EUR 25,000``),
