@@ -646,6 +646,13 @@ def test_a_row_the_question_describes_in_its_own_words_leads_to_its_identifier()
     action = run.described_thing(state)
     assert action.kind == "search" and action.arguments["query"] == "ops-2443"
     assert "ops-2443" in run.anchors
+    # resolution reads the question as naming it: the status of OPS-2443's own thread answers
+    status = _item("ops-2443-c1", "Closing note. Status: won't do.", source_type="ticket_comment",
+                   title="OPS-2443 comment")
+    _searched(state, "ops-2443", [status])
+    judgement = run.judge(state)
+    assert run.read.endswith("(OPS-2443)")
+    assert judgement.decided and judgement.record.decision.surface == "won't do"
     again = run.described_thing(state)  # (the row is followed once)
     assert again is None or again.arguments["query"] != "ops-2443"
 

@@ -194,6 +194,7 @@ def asked_id_shape(question: str) -> str | None:
 
 
 _HOW_MANY = re.compile(r"\b(?:how many|the most(?=\s+[a-z-]+s\b))\s+((?:[a-z][a-z-]*\s*){1,3})")
+_HOW_MANY_OF = re.compile(r"\bhow many of (?:[\w-]+ ){0,3}?[\w-]+'s ([a-z][a-z-]*)")
 #: Words that end the noun phrase after "how many" (a verb, a preposition).
 _PHRASE_END = re.compile(
     r"\b(?:of|do|does|did|can|could|may|might|must|shall|should|will|would|is|are|was|were|have|has|had|"
@@ -214,9 +215,12 @@ def asked_unit(question: str) -> str | None:
         ('batches', 'business days')
         >>> asked_unit("How many times may it be retried?"), asked_unit("What's the most resends allowed?")
         ('times', 'resends')
-        >>> asked_unit("Hand over after how many hrs?")
-        'hours'
+        >>> asked_unit("Hand over after how many hrs?"), asked_unit("How many of Vireo's acks came late?")
+        ('hours', 'acks')
     """
+    owned = _HOW_MANY_OF.search(ask_of(question).lower())  # "how many of Vireo Bank's acks"
+    if owned:
+        return owned.group(1)
     m = _HOW_MANY.search(ask_of(question).lower())
     words = [_SPELLED_OUT.get(w, w) for w in _PHRASE_END.sub("", m.group(1)).split()] if m else []
     if len(words) >= 2 and words[-2] in DURATION_QUALIFIERS:
@@ -231,9 +235,11 @@ def counts_unit(surface: str, unit: str) -> bool:
     Example:
         >>> counts_unit("2 closed batches", "batches"), counts_unit("3 payout files", "batches")
         (True, False)
+        >>> counts_unit("8 attempts", "times"), counts_unit("54 minutes", "times")
+        (True, False)
     """
-    if unit in ("times", "attempts", "tries"):
-        return True
+    if unit in ("times", "attempts", "tries"):  # (any count of tries; not a length of time)
+        return not re.search(r"\b(?:second|minute|hour|day|week|month|year)s?$", surface.lower())
     want = unit.split()
     have = surface.lower().split()[-len(want):]
     if len(have) != len(want):

@@ -103,8 +103,9 @@ def ask_of(message: str) -> str:
 
 
 def questions_of(message: str) -> str:
-    """The sentences of ``message`` that end in a question mark or report a question ("... is asking
-    when we must send the notice"); the whole message if none does.
+    """The sentences of ``message`` that end in a question mark, and the question a sentence reports
+    when they say too little by themselves ("... is asking when we must send the notice. What's the
+    deadline?"); the whole message if none does.
 
     Unlike :func:`ask_of`, the sentence a question leans on is left out: it says who "their"
     is, not what is asked.
@@ -115,9 +116,11 @@ def questions_of(message: str) -> str:
         >>> questions_of("Their manager is asking when we must send the notice. What's the deadline?")
         "when we must send the notice. What's the deadline?"
     """
+    sentences = message_sentences(message)
+    # (only when the question says too little by itself: "What's the deadline?")
+    bare = any(s.rstrip().endswith("?") and len(_content(s)) < 3 for s in sentences)
     asking = [s if s.rstrip().endswith("?") else s[m.start(1):]  # (the reported question, from its wh-word)
-              for s in message_sentences(message)
-              if s.rstrip().endswith("?") or (m := _REPORTED_ASK.search(s))]
+              for s in sentences if s.rstrip().endswith("?") or bare and (m := _REPORTED_ASK.search(s))]
     return " ".join(asking) if asking else message.strip()
 
 

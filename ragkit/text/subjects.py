@@ -144,6 +144,13 @@ _SUBJECT = re.compile(
     re.IGNORECASE)
 
 
+# "The dashboard panel we promised Cyberdyne ...: is it finished?": a topic, then a question of "it"
+_TOPIC_END = r"(?:we|you|they|that|which|who|from|for|of|in|on|at|after|before|with)\b"
+_TOPIC = re.compile(rf"^\s*(?:the|our|their|a|an)\s+((?:(?!{_TOPIC_END})[a-z][\w-]*\s+){{0,2}}[a-z][\w-]*)"
+                    rf"(?=\s+{_TOPIC_END}|\s*:)[^:?]*:\s*(?:is|was|has|did|are|were|have)\s+(?:it|they)\b",
+                    re.IGNORECASE)
+
+
 def asked_subject(question: str) -> tuple[str, ...]:
     """The words of the thing a passive ask is asked of ("By what time must *the daily cash report*
     be checked?"): an answer must be about that thing, not only share the verb.
@@ -153,11 +160,14 @@ def asked_subject(question: str) -> tuple[str, ...]:
         ('daily', 'cash', 'report')
         >>> asked_subject("Does the daily cash report have to be checked by 10:00?")
         ('daily', 'cash', 'report')
+        >>> asked_subject("The dashboard panel we promised Acme after the June incident: is it finished?")
+        ('dashboard', 'panel')
         >>> asked_subject("What is Acme's USD cutoff?")
         ()
     """
-    m = _SUBJECT.search(ask_of(question))
-    return tuple((m.group(1) or m.group(2)).split()) if m else ()
+    ask = ask_of(question)
+    m = _SUBJECT.search(ask) or _TOPIC.search(ask)
+    return tuple(next(g for g in m.groups() if g).split()) if m else ()
 
 
 def subject_words(question: str) -> tuple[str, ...]:

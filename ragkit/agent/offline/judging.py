@@ -84,6 +84,7 @@ class Judging(RunMemory):
         self.asked_words = self.asked_words or self.frame.predicate
         said = respelled(self.asked_words, texts)
         self.read = reworded(state.task, self.asked_words, said)
+        self.read += f" ({', '.join(self.referents)})" if self.referents else ""  # the row it describes
         self.frame = replace(self.frame, names=respelled(self.frame.names, texts), predicate=said)
         seen = visible(state)  # (not beyond the page the policy reads: see with_margin)
         for use in (u for u in state.evidence.values() if u.citation in seen):
@@ -341,8 +342,7 @@ class Judging(RunMemory):
         situated += " " + self._leads_for(use, predicating=True)
         whole = {p for w in self.frame.predicate if "-" in w for p in w.split("-")}  # "notify-hub" is a name
         have = compound_stems(situated, {stem(t.lower()) for t in terms if t not in whole})
-        # a word that only says something happened (completed, fixed, approved) does not say what
-        # did: when the ask names the thing (cutover, reserve), the sentence must name it too
+        # "fixed" says only that something happened: an ask that names the thing (cutover) needs it named
         things = self.attribute_things()
         clause = in_clause(terms, self.frame.task)  # past "the service that builds ...," (it names a thing)
         if clause and not any(stem(t.lower()) in have for t in clause):

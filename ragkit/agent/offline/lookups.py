@@ -29,7 +29,7 @@ from ragkit.text.relevance import (
     table_cell,
     with_codes,
 )
-from ragkit.text.subjects import relative_thing
+from ragkit.text.subjects import relative_thing, subject_words
 from ragkit.text.taskparse import content_words
 from ragkit.text.words import ID_VALUE_PATTERN, stem, word_stems
 
@@ -160,9 +160,11 @@ class Lookups(Judging):
     def _row_described(self, state: AgentState) -> Action | None:
         """"the follow-up (documenting their manual release procedure)": the question describes a table
         row in its own words ("| OPS-2443 | Document the manual release procedure for this tenant |"):
-        three or more of a cell's content words, and most of them. What it asks is about the row's
+        three or more of a cell's content words, and most of them (or every word of the subject a
+        passive ask or a topic names: "the dashboard panel"). What it asks is about the row's
         one identifier: search for it, once, when exactly one row is so described."""
         asked = word_stems(ask_of(self.frame.task))
+        subject = {stem(w.lower()) for w in subject_words(self.frame.task)}  # ("the dashboard panel")
         rows: dict[str, tuple[Any, str]] = {}
         for use in read_uses(state):
             text = str(use.item.get("text", ""))
@@ -172,11 +174,13 @@ class Lookups(Judging):
                     continue
                 ids = [c for c in cells if ID_VALUE_PATTERN.fullmatch(c)]
                 words = [word_stems(" ".join(content_words(c))) for c in cells if c not in ids]
-                if len(ids) == 1 and any(len(w & asked) >= 3 and 2 * len(w & asked) > len(w) for w in words):
+                if len(ids) == 1 and any(len(w & asked) >= 3 and 2 * len(w & asked) > len(w)
+                                         or len(subject) > 1 and subject <= w for w in words):
                     rows.setdefault(ids[0].lower(), (use, line.group(0)))
         if len(rows) != 1 or next(iter(rows)) in self.followed:
             return None
         (name, (use, row)), = rows.items()
+        self.referents.append(next(c for c in re.findall(r"[\w-]+", row) if c.lower() == name))
         self.followed.add(name)
         self.anchors.add(name)
         self.leads.setdefault(name, named_in(state, use.citation, name, row))

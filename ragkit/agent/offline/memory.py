@@ -44,6 +44,7 @@ class RunMemory:
     # a comment's own ticket, reached by the thread's link and not along a chain the task asked for:
     # what named it situates it but does not predicate the asked attribute of it
     threaded: set[str] = field(default_factory=set)
+    referents: list[str] = field(default_factory=list)  # identifiers of what the ask describes (a row's)
     via: set[str] = field(default_factory=set)  # task identifiers named only as a chain's origin
     titled: list[str] = field(default_factory=list)  # compounds of the ask that title a delivered record
     sections: list[EvidenceUse] = field(default_factory=list)  # what was delivered, at the last judging
