@@ -1212,14 +1212,3 @@ def test_the_code_that_names_which_thing_is_meant_does_not_restrict_the_asked_va
     # a code the question asks the value in still restricts it
     assert resolve("What is the DKK fee per payment instruction?", [fees]).decision is None
 
-
-def test_a_tenants_contract_names_the_tenant_in_every_section() -> None:
-    # the fee schedule of Initech's agreement never says "Initech", but its title does: it is no
-    # neighbouring fact beside the clause that names Initech and states another fee
-    meta = {"authority": "policy_owner", "tenant": "initech",
-            "title": "Services agreement between the platform and Initech"}
-    clause = ev("ctr-initech", "4.2 The minimum monthly fee payable by Initech is EUR 4,500.", anchor="4-fees", **meta)
-    schedule = ev("ctr-initech", "## Schedule 1. Transaction fees\n\n| Item | Fee |\n|---|---|\n"
-                  "| Dispute handling | EUR 11.00 |", anchor="schedule-1", **meta)
-    record = resolve("Under Initech's services agreement, what's the dispute handling fee?", [clause, schedule])
-    assert record.decision.surface == "EUR 11.00"

@@ -181,10 +181,9 @@ def read_relevant_values(r: Resolution) -> None:
                 score += 1  # an identifier in a record that states the question's value
             if score > 0 and any(mentions(sentence, t) for t in r.asked_tenants):
                 score += 1
-            # (a tenant's contract names the tenant in its title, for every section: its fee schedule too)
             named = {e for e in r.entities if mentions(situated, e)} | (
-                {"@condition"} if conditional else set()) | {
-                t for t in r.asked_tenants if mentions(it.ev.envelope.title, t)}
+                {"@condition"} if conditional else set()
+            )
             named_here = [x for x in r.ids if x != v.surface and mentions(sentence, x)]
             score += len(named_here)
             own_record = any(x != v.surface and mentions(it.ev.envelope.title, x) for x in r.ids)
