@@ -51,8 +51,10 @@ def decide(r: Resolution) -> Item | None:
         holders = [h for h in holders if h.state != "rejected"]
     if r.forms:  # a value stated about fewer of the things the question names is a neighbouring fact
         for b in holders:
+            # (not within one document: its sections share what its title names)
             wider = [
                 a for a in holders if a.state != "rejected" and a.val != b.val and b.matched < a.matched
+                and a.ev.doc_id != b.ev.doc_id
             ]
             if wider:
                 a = max(wider, key=lambda i: len(i.matched))
