@@ -1219,8 +1219,8 @@ def test_sections_of_one_document_are_no_neighbouring_facts_of_each_other() -> N
     # fee: within one document, naming the tenant does not make the schedule a neighbouring fact
     meta = {"authority": "policy_owner", "tenant": "initech",
             "title": "Services agreement between the platform and Initech"}
-    clause = ev("ctr-initech", "4.2 The minimum monthly fee payable by Initech is EUR 4,500.", anchor="4-fees",
-                **meta)
+    clause = ev("ctr-initech", "4.2 The minimum monthly fee payable by Initech is EUR 4,500.",
+                anchor="4-fees", **meta)
     schedule = ev("ctr-initech", "## Schedule 1. Transaction fees\n\n| Item | Fee |\n|---|---|\n"
                   "| Dispute handling | EUR 11.00 |", anchor="schedule-1", **meta)
     record = resolve("Under Initech's services agreement, what's the dispute handling fee?",
