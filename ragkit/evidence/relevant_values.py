@@ -373,7 +373,8 @@ def _counts_asked(r: Resolution, v: Value, text: str) -> bool:
     True otherwise."""
     bare = v.form == "count" and v.surface.replace(",", "").isdigit()
     if bare:  # a table cell: its column's header says what it counts
-        return bool(r.unit) and counts_unit(context(text, v.start, cell=True).rsplit("\n", 1)[-1], r.unit)
+        header = context(text, v.start, cell=True).rsplit("\n", 1)[-1]
+        return r.unit is not None and counts_unit(header, r.unit)
     return not (r.unit and v.form in ("count", "duration") and not counts_unit(v.surface, r.unit))
 
 

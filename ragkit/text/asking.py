@@ -119,8 +119,11 @@ def questions_of(message: str) -> str:
     sentences = message_sentences(message)
     # (only when the question says too little by itself: "What's the deadline?")
     bare = any(s.rstrip().endswith("?") and len(_content(s)) < 3 for s in sentences)
-    asking = [s if s.rstrip().endswith("?") else s[m.start(1):]  # (the reported question, from its wh-word)
-              for s in sentences if s.rstrip().endswith("?") or bare and (m := _REPORTED_ASK.search(s))]
+    asking = []
+    for s in sentences:
+        reported = _REPORTED_ASK.search(s) if bare else None
+        if s.rstrip().endswith("?") or reported:
+            asking.append(s if s.rstrip().endswith("?") or reported is None else s[reported.start(1):])
     return " ".join(asking) if asking else message.strip()
 
 

@@ -348,10 +348,10 @@ class Judging(RunMemory):
         if clause and not any(stem(t.lower()) in have for t in clause):
             return [UNSTATED + " / ".join(clause[:4])]
         # "must the daily cash report be checked": a checklist's hour is not the report's (half its words)
-        named = subject_words(self.frame.task)
-        subject = {stem(w.lower()) for w in named}
+        subject_named = subject_words(self.frame.task)
+        subject = {stem(w.lower()) for w in subject_named}
         if len(compound_stems(situated, subject) & subject) < (len(subject) + 1) // 2:
-            return [UNSTATED + " / ".join(named)]
+            return [UNSTATED + " / ".join(subject_named)]
         if any(stem(t.lower()) in have for t in (things or terms)):
             return []
         # reached along a ticket's thread, a sentence stating the asked relation ("RO-1753 was approved
