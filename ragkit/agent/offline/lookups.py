@@ -12,6 +12,7 @@ each returns the next action, or ``None`` when it has nothing to look up.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from ragkit.agent.offline.judging import Judgement, Judging
@@ -166,17 +167,12 @@ class Lookups(Judging):
         asked = word_stems(ask_of(self.frame.task))
         subject = {stem(w.lower()) for w in subject_words(self.frame.task)}  # ("the dashboard panel")
         rows: dict[str, tuple[Any, str]] = {}
-        for use in read_uses(state):
-            text = str(use.item.get("text", ""))
-            for line in re.finditer(r"[^\n]+", text):
-                cells = [c.strip() for c in line.group(0).strip().strip("|").split("|")]
-                if not is_table_row(line.group(0)) or is_heading_or_table_head(text, *line.span()):
-                    continue
-                ids = [c for c in cells if ID_VALUE_PATTERN.fullmatch(c)]
-                words = [word_stems(" ".join(content_words(c))) for c in cells if c not in ids]
-                if len(ids) == 1 and any(len(w & asked) >= 3 and 2 * len(w & asked) > len(w)
-                                         or len(subject) > 1 and subject <= w for w in words):
-                    rows.setdefault(ids[0].lower(), (use, line.group(0)))
+        for use, _, line, cells in _body_rows(state):
+            ids = [c for c in cells if ID_VALUE_PATTERN.fullmatch(c)]
+            words = [word_stems(" ".join(content_words(c))) for c in cells if c not in ids]
+            if len(ids) == 1 and any(len(w & asked) >= 3 and 2 * len(w & asked) > len(w)
+                                     or len(subject) > 1 and subject <= w for w in words):
+                rows.setdefault(ids[0].lower(), (use, line.group(0)))
         if len(rows) != 1 or next(iter(rows)) in self.followed:
             return None
         (name, (use, row)), = rows.items()
@@ -192,28 +188,23 @@ class Lookups(Judging):
         ``noun``'s column, or its one unnamed identifier) -> (cells named, the evidence, the row)."""
         coded = with_codes(ask)
         found: _Rows = {}
-        for use in read_uses(state):
-            text = str(use.item.get("text", ""))
-            for line in re.finditer(r"[^\n]+", text):
-                a, b = line.span()
-                if not is_table_row(line.group(0)) or is_heading_or_table_head(text, a, b):
-                    continue
-                cells = [c.strip() for c in line.group(0).strip().strip("|").split("|")]
-                ids = [c for c in cells if ID_VALUE_PATTERN.fullmatch(c)]
-                # (an account's id names the tenant it starts with: "soylent-68001" for Soylent's)
-                named = [c for c in cells
-                         if c and (mentions(coded, c) or c in ids and mentions(ask, c.split("-")[0]))]
-                where = context(text, a)  # the row's heading and header
-                if len(named) < need or need == 1 and stem(noun) not in word_stems(where):
-                    continue
-                cell = table_cell(text, a, b, f"Which {noun}?") if noun else None
-                # an identifier the question names by its column ("... euro *account* at Vireo Bank")
-                head = where.splitlines()[-1].strip().strip("|").split("|")
-                unnamed = [c for c in ids if not mentions(ask, c) and len(head) == len(cells)
-                           and stem(head[cells.index(c)].strip().lower()) in word_stems(ask)]
-                names = [text[cell[0]:cell[1]].strip()] if cell else unnamed
-                if len(names) == 1 and not mentions(coded, names[0]):
-                    found.setdefault(names[0].lower(), (len(named), use, line.group(0)))
+        for use, text, line, cells in _body_rows(state):
+            a, b = line.span()
+            ids = [c for c in cells if ID_VALUE_PATTERN.fullmatch(c)]
+            # (an account's id names the tenant it starts with: "soylent-68001" for Soylent's)
+            named = [c for c in cells
+                     if c and (mentions(coded, c) or c in ids and mentions(ask, c.split("-")[0]))]
+            where = context(text, a)  # the row's heading and header
+            if len(named) < need or need == 1 and stem(noun) not in word_stems(where):
+                continue
+            cell = table_cell(text, a, b, f"Which {noun}?") if noun else None
+            # an identifier the question names by its column ("... euro *account* at Vireo Bank")
+            head = where.splitlines()[-1].strip().strip("|").split("|")
+            unnamed = [c for c in ids if not mentions(ask, c) and len(head) == len(cells)
+                       and stem(head[cells.index(c)].strip().lower()) in word_stems(ask)]
+            names = [text[cell[0]:cell[1]].strip()] if cell else unnamed
+            if len(names) == 1 and not mentions(coded, names[0]):
+                found.setdefault(names[0].lower(), (len(named), use, line.group(0)))
         return found
 
     def referenced_clause(self, state: AgentState, judgement: Judgement) -> Action | None:
@@ -273,3 +264,12 @@ class Lookups(Judging):
                 return Action("fetch", {"ids": [doc_id]},
                               f"read the review of the event whole ({use.citation})")
         return None
+
+
+def _body_rows(state: AgentState) -> Iterator[tuple[Any, str, re.Match[str], list[str]]]:
+    """Every body row of a table in what was delivered: (its excerpt, the text, the row's line, its cells)."""
+    for use in read_uses(state):
+        text = str(use.item.get("text", ""))
+        for line in re.finditer(r"[^\n]+", text):
+            if is_table_row(line.group(0)) and not is_heading_or_table_head(text, *line.span()):
+                yield use, text, line, [c.strip() for c in line.group(0).strip().strip("|").split("|")]
