@@ -355,3 +355,12 @@ def test_what_a_thing_charges_is_an_amount() -> None:
     assert asked_forms(question) == ("amount",)
     assert asked_forms("What is the dispute fee for Initech?") == ("amount",)
     assert asked_forms("Who is in charge of the incident?")[0] == "person"
+
+
+def test_a_window_an_hour_and_a_change_number_ask_their_forms() -> None:
+    """"When is the deployment window?" asks when (a date or a time), not how long; "which closing
+    hour" asks a time of day; "what's its change number?" an identifier, even beside "approved"."""
+    assert asked_forms("When is the deployment window for CHG-6859?") == ("date", "time")
+    assert asked_forms("For the euro batch, which closing hour applies now?") == ("time",)
+    assert asked_forms("The board approved an index rebuild in April. What's its change number?") == ("id",)
+    assert asked_forms("How many hours may a commander serve?") == ("duration",)

@@ -171,3 +171,23 @@ def test_format_readers_by_hand(tmp_path):
     text, title = html_to_text("<title>T</title><script>x()</script><h2>Cut</h2><ul><li>one</li></ul>")
     assert (text, title) == ("## Cut\n\n- one\n", "T")
     assert first_heading("intro\n## EUR cutoff ##\n") == "EUR cutoff" and first_heading("none") is None
+
+
+def test_an_html_table_becomes_a_markdown_table():
+    """An HTML table reads as the Markdown tables of the other formats: one line per row, a rule
+    under a header of <th> cells, so that a row is situated by its column headers ("Window")."""
+    from ragkit.documents import html_to_text
+    from ragkit.text.relevance import context, is_heading_or_table_head, is_table_row
+
+    html = ("<h2>Changes</h2><p>Each window is binding.</p><table>"
+            "<tr><th>Change</th><th>Window</th></tr>"
+            "<tr><td>CHG-6859</td><td><p>2026-04-16</p> 05:30-06:45</td></tr>"
+            "<tr><td>CHG-3645</td><td>none | later</td></tr></table><p>After.</p>")
+    text, _ = html_to_text(html)
+    assert text == ("## Changes\n\nEach window is binding.\n\n| Change | Window |\n|---|---|\n"
+                    "| CHG-6859 | 2026-04-16 05:30-06:45 |\n| CHG-3645 | none \\| later |\n\nAfter.\n")
+    row = text.index("| CHG-6859")
+    assert is_table_row(text[row:text.index("\n", row)])
+    head = text.index("| Change")
+    assert is_heading_or_table_head(text, head, text.index("\n", head))
+    assert context(text, text.index("2026-04-16"), cell=True).endswith("Window")

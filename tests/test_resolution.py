@@ -1226,3 +1226,26 @@ def test_sections_of_one_document_are_no_neighbouring_facts_of_each_other() -> N
     record = resolve("Under Initech's services agreement, what's the dispute handling fee?",
                      [clause, schedule])
     assert record.decision.surface == "EUR 11.00"
+
+
+def test_a_sentence_stating_another_point_figure_is_about_another_instance() -> None:
+    """"Which tenant's exceptions report is due by 10:00?" looks a record up by the time it states:
+    a runbook line "must reach finance by 07:45" is another tenant's report, however many words it
+    shares; with no sentence stating 10:00 the resolution abstains. The line stating 10:00 answers.
+    (A figure outside the question sentence, "old sheet says 13:15", is no such key.)"""
+    other = ev("rb-umbrella-daily-operations", "Umbrella's exceptions report must reach their finance team "
+               "by 07:45 CET on each business day.", "exceptions-report", authority="operations",
+               tenant="umbrella", title="Umbrella daily operations runbook")
+    question = "Which tenant's daily exceptions report is due with their finance team by 10:00 CET?"
+    record = resolve(question, [other], "2026-05-01")
+    assert record.decision is None, record.decision
+    own = ev("rb-umbrella-daily-operations", "Umbrella's exceptions report must reach their finance team "
+             "by 10:00 CET on each business day.", "exceptions-report", authority="operations",
+             tenant="umbrella", title="Umbrella daily operations runbook")
+    record = resolve(question, [own], "2026-05-01")
+    assert record.decision is not None and "10:00" in str(record.decision.quote), record.decision
+    sheet = ev("pol-soylent-schedule-v2", "## Cutoffs\n\n| Currency | Cutoff |\n|---|---|\n| NOK | 13:00 |",
+               "cutoffs", authority="policy_owner", source_type="policy", tenant="soylent",
+               title="Soylent settlement schedule")
+    record = resolve("whats the cut off for Soylent NOK atm? old sheet says 13:15", [sheet], "2026-04-15")
+    assert record.decision is not None and record.decision.surface == "13:00", record.decision

@@ -309,3 +309,17 @@ def test_the_asking_clause_leaves_out_a_thing_described_before_it():
     # an instruction that walks a chain is no lead-in naming a thing: its words say where to look
     assert asking_clause("Follow OPS-2061 to the rollout that fixed it and the policy that rollout "
                          "cites: what limit does the clause set?") == ""
+
+
+def test_a_question_proposes_numbers_written_as_words() -> None:
+    """Operators ask "within half an hour?", "more than two late days?": a yes/no question's figures in
+    words propose a duration or a count as its digits do. Documents are read as written (contract
+    boilerplate, "thirty days' notice", is rarely what is asked, and would crowd out the figures)."""
+    from ragkit.text.asked import asked_forms
+    from ragkit.text.value_patterns import written_numbers
+
+    assert asked_forms("Was OPS-3370 at Stark picked up within half an hour?") == ("duration",)
+    assert asked_forms("Did Tyrell have more than two late payout days in Q3 2026?") == ("count",)
+    assert asked_forms("Was the duplicate noticed within an hour?") == ("duration",)
+    assert written_numbers("after four attempts, twelve hours") == "after 4 attempts, 12 hours"
+    assert read_values("Either party may terminate on thirty days' notice.", forms=("duration",)) == []

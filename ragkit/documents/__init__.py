@@ -13,7 +13,6 @@ from ragkit.documents.chunking import (
 from ragkit.documents.formats import (
     first_heading,
     html_envelope,
-    html_to_text,
     read_pdf,
     read_pdf_document,
     read_text,
@@ -28,6 +27,7 @@ from ragkit.documents.loaders import (
     load_file,
     walk,
 )
+from ragkit.documents.markup import html_to_text, pdf_tables
 from ragkit.documents.sections import Section, blocks, opens_fence, sections
 
 __all__ = [
@@ -46,6 +46,7 @@ __all__ = [
     "fixed_chunks",
     "html_envelope",
     "html_to_text",
+    "pdf_tables",
     "load_corpus",
     "load_file",
     "opens_fence",

@@ -1,5 +1,5 @@
-"""Reading one file's content: UTF-8 text, YAML front matter, HTML as Markdown-like text, PDF text,
-and the evidence envelope each kind of file can carry.
+"""Reading one file's content: UTF-8 text, YAML front matter, PDF text, and the evidence envelope
+each kind of file can carry.
 
 Each reader raises :class:`~ragkit.core.errors.LoadError` naming the file, the line where it
 can, the field where there is one, and the fix; :mod:`ragkit.documents.loaders` turns files
@@ -20,11 +20,12 @@ reads front matter: list fields (``entities``, ``acl_groups``, ``supersedes``,
 (repeated meta tags add up), ``extra`` takes a JSON object, dates stay ISO strings that
 :class:`~ragkit.core.records.Envelope` validates.
 
+How an HTML page's or a PDF's text becomes Markdown-like text (headings, lists, tables) is
+:mod:`ragkit.documents.markup`.
+
 Example:
     >>> split_front_matter("---\\ntitle: Runbook\\n---\\n# EUR cutoff\\n", Path("a.md"))
     ({'title': 'Runbook'}, {'title': 2}, '# EUR cutoff\\n')
-    >>> html_to_text("<h2>Cutoffs</h2><p>EUR closes at <b>15:00</b>.</p>")
-    ('## Cutoffs\\n\\nEUR closes at 15:00.\\n', '')
     >>> html_envelope('<head><meta name="ragkit:tenant" content="acme">'
     ...               '<meta name="ragkit:acl_groups" content="ops, risk"></head>', Path("a.html"))
     ({'tenant': 'acme', 'acl_groups': ['ops', 'risk']}, {'tenant': 1, 'acl_groups': 1})
@@ -42,6 +43,7 @@ import yaml
 
 from ragkit.core.errors import LoadError
 from ragkit.core.records import Envelope
+from ragkit.documents.markup import pdf_tables
 
 __all__ = [
     "read_text",
@@ -49,7 +51,6 @@ __all__ = [
     "first_heading",
     "read_pdf",
     "read_pdf_document",
-    "html_to_text",
     "html_envelope",
     "HTML_META_PREFIX",
     "HTML_SCRIPT_TYPE",
@@ -173,7 +174,7 @@ def read_pdf_document(file: Path) -> tuple[str, dict[str, Any], str]:
     except (PdfReadError, ValueError, KeyError, OSError) as exc:
         raise LoadError(str(file), f"not a readable PDF ({exc}); re-export it or convert it to text")\
             from None
-    text = "\n\n".join(p.strip() for p in pages)
+    text = pdf_tables("\n\n".join(p.strip() for p in pages))
     if not text.strip():
         raise LoadError(str(file), "the PDF has no extractable text (scanned images?); run OCR first")
     fields: dict[str, Any] = {}
@@ -312,55 +313,3 @@ def html_envelope(html: str, file: Path) -> tuple[dict[str, Any], dict[str, int]
         lines[name] = line
         from_meta.add(name)
     return fields, lines
-
-
-class _HTMLText(HTMLParser):
-    _BLOCK = {"p", "div", "section", "article", "br", "tr", "table", "ul", "ol", "pre", "blockquote"}
-    _SKIP = {"script", "style", "head", "nav", "footer"}
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.parts: list[str] = []
-        self.title = ""
-        self._skip = 0
-        self._in_title = False
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag == "title":
-            self._in_title = True
-        if tag in self._SKIP:
-            self._skip += 1
-        elif re.fullmatch(r"h[1-6]", tag):
-            self.parts.append("\n\n" + "#" * int(tag[1]) + " ")
-        elif tag == "li":
-            self.parts.append("\n- ")
-        elif tag in ("td", "th"):
-            self.parts.append(" | ")
-        elif tag in self._BLOCK:
-            self.parts.append("\n\n")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "title":
-            self._in_title = False
-        if tag in self._SKIP:
-            self._skip = max(0, self._skip - 1)
-        elif re.fullmatch(r"h[1-6]", tag) or tag in self._BLOCK:
-            self.parts.append("\n\n")
-
-    def handle_data(self, data: str) -> None:
-        if self._in_title:
-            self.title += data
-        elif not self._skip:
-            self.parts.append(re.sub(r"\s+", " ", data))
-
-
-def html_to_text(html: str) -> tuple[str, str]:
-    """``(text, title)`` of an HTML page: headings as ``#``, list items as ``-``, scripts dropped."""
-    parser = _HTMLText()
-    parser.feed(html)
-    parser.close()
-    text = "".join(parser.parts)
-    text = re.sub(r"[ \t]+\n", "\n", text)
-    text = re.sub(r"\n[ \t]+", "\n", text)
-    text = re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
-    return text, parser.title.strip()

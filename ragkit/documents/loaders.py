@@ -35,11 +35,11 @@ from ragkit.core.records import Document, Envelope
 from ragkit.documents.formats import (
     first_heading,
     html_envelope,
-    html_to_text,
     read_pdf_document,
     read_text,
     split_front_matter,
 )
+from ragkit.documents.markup import html_to_text
 
 __all__ = ["LoadReport", "Skipped", "load_corpus", "load_file", "walk", "SUPPORTED_SUFFIXES", "MAX_FILE_MB"]
 

@@ -30,7 +30,7 @@ from ragkit.text.asked import counts_unit
 from ragkit.text.asking import questions_of
 from ragkit.text.contrast import contrasting
 from ragkit.text.normalise import normalise_value
-from ragkit.text.ranges import in_band, other_month
+from ragkit.text.ranges import in_band, other_month, point_figures, states_point
 from ragkit.text.references import (
     clause_called,
     clause_names,
@@ -86,6 +86,10 @@ def read_relevant_values(r: Resolution) -> None:
     # the asking sentence says what is asked, the sentence it leans on about what ("... subject to a cap
     # set in another clause. What is that cap?"): its own words outweigh the context's
     asking = questions_of(r.ask)
+    # a question sentence that looks a record up by a point figure (a time of day, a rate) is
+    # answered only by a sentence stating it ("by 07:45" does not answer "which tenant's report is due by
+    # 10:00?"); a yes/no question's figure is only proposed, a why-question's places the event
+    keys = {} if r.yes_no or r.causal else point_figures(asking)
     focus = question_terms(asking) & r.predicate if asking != r.ask.strip() else set()
     r.predicate |= defined_terms([i.ev.text for i in r.alive()], r.predicate)
     # "subject to the cap in clause 12.4": clause 12.4 of that document states the cap
@@ -135,6 +139,8 @@ def read_relevant_values(r: Resolution) -> None:
             band = in_band(r.ask, sentence) if row else None
             if band is False or row and other_month(r.question, sentence):
                 continue  # a schedule's row for another band (or month) than the question names
+            if not r.forms and keys and not states_point(sentence, keys):
+                continue
             if not r.forms and defines_asked(sentence, r.ask):
                 continue  # "the recovery time objective (RTO) is how long ..." is no service's RTO
             if not r.forms and (cell := table_cell(text, a, b, r.ask)) is not None:

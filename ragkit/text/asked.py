@@ -30,7 +30,7 @@ from ragkit.text.asking import (
     questions_of,
 )
 from ragkit.text.profile_views import ProfileSeq
-from ragkit.text.value_patterns import DURATION_QUALIFIERS, FORM_KIND, MONTH_WORDS
+from ragkit.text.value_patterns import DURATION_QUALIFIERS, FORM_KIND, MONTH_WORDS, written_numbers
 from ragkit.text.values import Value, read_values
 from ragkit.text.words import id_shape, stem
 
@@ -98,11 +98,13 @@ def asked_forms(question: str) -> tuple[str, ...]:
             ruled = found
             break
     if is_yes_no(question):
+        said = written_numbers(ask)  # "within half an hour?" proposes a duration
         proposed = [
-            v.form for v in read_values(ask)
-            if (v.form != "id" or v.form in ruled or _proposed_as(ask, v))
-            and not _RELATIVE.search(ask[: v.start])
-            and not (v.form == "person" and ask[v.end:v.end + 2] in ("'s", "’s"))  # "Soylent's review": whose
+            v.form for v in read_values(said)
+            if (v.form != "id" or v.form in ruled or _proposed_as(said, v))
+            and not _RELATIVE.search(said[: v.start])
+            # ("Soylent's review": whose, not who)
+            and not (v.form == "person" and said[v.end:v.end + 2] in ("'s", "’s"))
         ]
         if proposed_names(question):
             proposed.insert(0, "person")  # "Is Hakimi the assignee?" asks who is

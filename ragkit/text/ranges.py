@@ -6,7 +6,9 @@ row whose band holds 30,000, whatever words the other rows share with the questi
 :func:`in_band` says whether a sentence's band holds a figure the question names: ``True`` (it
 does), ``False`` (it states a band, and no figure of the question falls in it) or ``None`` (the
 sentence states no band, or the question names no figure). A period is a band too: a table row
-for one month (:func:`other_month`) does not answer a question about another.
+for one month (:func:`other_month`) does not answer a question about another. A point figure (a
+time of day, a rate) that a question looks a record up by is a key: only a sentence that states
+it (:func:`states_point`) is about the instance asked.
 
 Example:
     >>> q = "Who may grant a EUR 30,000 goodwill credit?"
@@ -28,8 +30,12 @@ import datetime as dt
 import re
 
 from ragkit.text.normalise import MONTH_NUMBER
+from ragkit.text.values import read_values
 
-__all__ = ["figures", "bands", "in_band", "other_month", "asked_period", "MONTH_NAMES", "month_number"]
+__all__ = [
+    "figures", "bands", "in_band", "other_month", "asked_period", "MONTH_NAMES", "month_number",
+    "point_figures", "states_point",
+]
 
 _NUMBER = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
 # "25,001 to 50,000", "25,001 - 50,000", "25,001–50,000" (not a date, a time or a clause number)
@@ -146,3 +152,28 @@ def month_number(word: str) -> int:
         (8, 9)
     """
     return MONTH_NUMBER[_month(word.lower()) or ""]
+
+
+#: Forms of figures that name one point (a time of day, a rate), not a band or a limit.
+POINT_FORMS = ("time", "percentage")
+
+
+def point_figures(text: str) -> dict[str, set[str]]:
+    """The point figures ``text`` states, by form: ``{"time": {"10:00"}}`` for "... due by 10:00?"."""
+    out: dict[str, set[str]] = {}
+    for v in read_values(text, forms=POINT_FORMS):
+        out.setdefault(v.form, set()).add(v.value)
+    return out
+
+
+def states_point(sentence: str, keys: dict[str, set[str]]) -> bool:
+    """Whether ``sentence`` states one of the point figures ``keys`` (by form) a question looks up by.
+
+    Example:
+        >>> states_point("Reports reach finance by 07:45 CET.", {"time": {"10:00"}})
+        False
+        >>> states_point("Reports reach finance by 10:00 CET.", {"time": {"10:00"}})
+        True
+    """
+    stated = point_figures(sentence)
+    return any(stated.get(form, set()) & values for form, values in keys.items())

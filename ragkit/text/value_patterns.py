@@ -25,6 +25,7 @@ __all__ = [
     "KIND_FORMS",
     "CURRENCIES",
     "DURATION_QUALIFIERS",
+    "written_numbers",
     "MONTH_WORDS",
     "STATUS_WORDS",
     "FORM_PATTERNS",
@@ -69,6 +70,33 @@ STATUS_WORDS = ProfileText(lambda p: "|".join(p.statuses))
 
 #: Words that make a day or an hour a different unit ("3 business days" is not "3 days").
 DURATION_QUALIFIERS = ("business", "working", "calendar")
+
+#: Numbers written as words, and the figures they stand for ("two hours", "half an hour").
+_WRITTEN = {
+    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+    "ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "twenty": 20, "thirty": 30, "forty-five": 45,
+    "forty": 40, "fifty": 50, "sixty": 60, "ninety": 90,
+}
+_WRITTEN_NUMBER = re.compile(
+    r"\bhalf an hour\b|\ban hour\b|\b(" + "|".join(_WRITTEN) + r")\b(?=\s+[a-z])", re.IGNORECASE
+)
+
+
+def written_numbers(text: str) -> str:
+    """``text`` with its numbers in words as figures, so that a question's proposed "half an hour"
+    or "two late days" reads as a duration or a count. (Documents are read as written: their
+    boilerplate, "thirty days' notice", is rarely what is asked.)
+
+    Example:
+        >>> written_numbers("Was it picked up within half an hour, or after two hours?")
+        'Was it picked up within 30 minutes, or after 2 hours?'
+    """
+    def figure(m: re.Match[str]) -> str:
+        word = m.group(0).lower()
+        return {"half an hour": "30 minutes", "an hour": "1 hour"}.get(word) or str(_WRITTEN[word])
+
+    return _WRITTEN_NUMBER.sub(figure, text)
+
 
 #: Words ending in "s" that are not plural nouns (a count is a number of something).
 _NOT_PLURAL = (
