@@ -43,7 +43,7 @@ import yaml
 
 from ragkit.core.errors import LoadError
 from ragkit.core.records import Envelope
-from ragkit.documents.markup import pdf_tables
+from ragkit.documents.markup import pdf_headings, pdf_tables
 
 __all__ = [
     "read_text",
@@ -174,7 +174,7 @@ def read_pdf_document(file: Path) -> tuple[str, dict[str, Any], str]:
     except (PdfReadError, ValueError, KeyError, OSError) as exc:
         raise LoadError(str(file), f"not a readable PDF ({exc}); re-export it or convert it to text")\
             from None
-    text = pdf_tables("\n\n".join(p.strip() for p in pages))
+    text = pdf_headings(pdf_tables("\n\n".join(p.strip() for p in pages)))
     if not text.strip():
         raise LoadError(str(file), "the PDF has no extractable text (scanned images?); run OCR first")
     fields: dict[str, Any] = {}

@@ -4,7 +4,10 @@ Sections, situated sentences and table cells are read from Markdown: ``#`` headi
 items, and tables of ``| a | b |`` rows under a ``|---|---|`` rule (a row is situated by its
 column's header). :func:`html_to_text` writes an HTML page that way (scripts, styles and
 navigation dropped); :func:`pdf_tables` restores the tables of a PDF's extracted text, which
-keeps a row's cells apart with " | " but drops the outer bars and the header rule.
+keeps a row's cells apart with " | " but drops the outer bars and the header rule, and
+:func:`pdf_headings` its numbered headings ("9. Observability" alone on its line), which text
+extraction leaves as plain lines: without them a 30-page handbook is one section, and no clause
+is situated by the heading it sits under.
 
 Example:
     >>> html_to_text("<h2>Cutoffs</h2><p>EUR closes at <b>15:00</b>.</p>")
@@ -21,7 +24,45 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 
-__all__ = ["html_to_text", "pdf_tables"]
+__all__ = ["html_to_text", "pdf_tables", "pdf_headings"]
+
+# "9. Observability", "4.2 Fees", "Appendix K. Operational notes", "Schedule 2. Fees": a number (or
+# an appendix, annex, schedule or part) and a short title that starts upper-case and has no
+# sentence punctuation ("4.3 Prices are reviewed every 24 months." is a clause, not a heading)
+_NUMBERED_HEADING = re.compile(
+    r"^(?:(?P<number>\d{1,2}(?:\.\d{1,2}){0,2})\.?|(?:Appendix|Annex|Schedule|Part) [A-Z0-9]{1,2}\.?)"
+    r"\s+[A-Z][^.:;,!?|]*$"
+)
+
+
+def pdf_headings(text: str) -> str:
+    """A PDF's numbered headings as Markdown headings: a line of at most nine words that numbers a
+    short title and stands alone (a blank line before and after it) becomes ``## 9. Observability``
+    (``###`` for "4.2 ...", ``####`` for "4.2.1 ..."); every other line is kept as it is.
+
+    Example:
+        >>> print(pdf_headings("Terms\\n\\n4. Fees\\n\\n4.1 Fees are due monthly.\\n\\nAppendix A. Notes\\n"))
+        Terms
+        <BLANKLINE>
+        ## 4. Fees
+        <BLANKLINE>
+        4.1 Fees are due monthly.
+        <BLANKLINE>
+        ## Appendix A. Notes
+        <BLANKLINE>
+    """
+    lines = text.split("\n")
+    out = []
+    for n, line in enumerate(lines):
+        stripped = line.strip()
+        alone = (n == 0 or not lines[n - 1].strip()) and (n + 1 == len(lines) or not lines[n + 1].strip())
+        m = _NUMBERED_HEADING.match(stripped) if alone and len(stripped.split()) <= 9 else None
+        if m is None:
+            out.append(line)
+            continue
+        depth = m.group("number").count(".") + 2 if m.group("number") else 2
+        out.append("#" * depth + " " + stripped)
+    return "\n".join(out)
 
 
 def pdf_tables(text: str) -> str:

@@ -100,6 +100,8 @@ class TaskFrame:
         qualifiers: the codes in the task that narrow the question (``EUR``, ``CHF``, ``GBP``: the
             profile's currencies and the codes it names in words): a passage that states a value
             must name them. Other acronyms (``SLA``, ``SFTP``) are content words, not qualifiers.
+        typos: names in the task that misspell the caller's tenant ("Wane" for Wayne,
+            :func:`misspells`), as written: the tenant is what they name.
     """
 
     task: str
@@ -116,6 +118,7 @@ class TaskFrame:
     as_of: str | None = None
     id_kinds: dict[str, str] = field(default_factory=dict)
     qualifiers: tuple[str, ...] = ()
+    typos: tuple[str, ...] = ()
 
     @property
     def entities(self) -> tuple[str, ...]:
@@ -154,16 +157,21 @@ def find_identifiers(text: str) -> list[tuple[str, str]]:
 def misspells(word: str, name: str) -> bool:
     """Whether ``word`` is a near miss of ``name``, not ``name`` itself: both of 5+ letters and
     a :class:`difflib.SequenceMatcher` ratio of at least 0.85 (one letter dropped, added or
-    changed in a name of 7 letters or more; a short name has no near misses).
+    changed in a name of 7 letters or more), or ``name`` with one of its letters dropped
+    ("Wane" for Wayne; a letter *changed* in a short name is another word: "Acne").
 
     Example:
         >>> misspells("Umbrela", "umbrella"), misspells("Umbrella", "umbrella"), misspells("Acne", "acme")
         (True, False, False)
+        >>> misspells("Wane", "wayne"), misspells("Way", "wayne")
+        (True, False)
     """
     a, b = word.lower(), name.lower()
-    if a == b or min(len(a), len(b)) < 5 or b in ("*", ""):
+    if a == b or b in ("*", ""):
         return False
-    return difflib.SequenceMatcher(None, a, b).ratio() >= 0.85
+    if len(a) >= 4 and len(b) == len(a) + 1 and any(b[:i] + b[i + 1:] == a for i in range(len(b))):
+        return True
+    return min(len(a), len(b)) >= 5 and difflib.SequenceMatcher(None, a, b).ratio() >= 0.85
 
 
 def content_words(text: str, *, drop: Iterable[str] = ()) -> list[str]:
@@ -305,6 +313,7 @@ def parse_task(task: str, *, tenant: str = "*", as_of: object = None) -> TaskFra
     lowered_tenant = tenant.lower()
     # a near miss of the caller's tenant ("Umbrela") names the tenant: a typo is no other name the
     # evidence must carry
+    all_names = list(names)
     typos = {n.lower() for n in names if misspells(n, tenant)}
     if typos:
         names = [n for n in names if n.lower() not in typos] + [tenant]
@@ -318,10 +327,13 @@ def parse_task(task: str, *, tenant: str = "*", as_of: object = None) -> TaskFra
     # an event unless the ask names a standing rule or speaks of the present ("still", "Can I ...?");
     # "how many days did we have to ...?" measures what a rule required, whatever the tense
     obligation = asks_obligation(message)
+    # read from the question sentences: the sentence a question leans on for who "they" are
+    # ("... a file that reached us at 10:15 rolled into tomorrow's batch. What cutoff are they on
+    # today?") tells a story, the question asks a rule
     # (a word after an article is no verb: "a fixed limit" says nothing happened)
-    verbs = re.sub(r"\b(?:a|an|the|any)\s+[\w-]+", " ", ask, flags=re.IGNORECASE)
+    verbs = re.sub(r"\b(?:a|an|the|any)\s+[\w-]+", " ", questions_of(ask), flags=re.IGNORECASE)
     event = bool(_EVENT.search(verbs)) and not obligation or not (
-        _RULE.search(ask) or asks_present_state(message) or obligation
+        _RULE.search(questions_of(ask)) or asks_present_state(message) or obligation
     )
     # what happened is found by everything the message says about it ("the complaint was that
     # weekend sales were missing"); a standing rule by its question sentences and the names the ask
@@ -354,6 +366,7 @@ def parse_task(task: str, *, tenant: str = "*", as_of: object = None) -> TaskFra
     return TaskFrame(
         task=message,
         qualifiers=qualifiers,
+        typos=tuple(n for n in dict.fromkeys(all_names) if misspells(n, tenant)),
         tenant=tenant,
         identifiers=tuple(id_values),
         names=tuple(dict.fromkeys(names)),

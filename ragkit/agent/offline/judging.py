@@ -56,9 +56,8 @@ _TASK_SEARCH = ("always-on retrieval", "first query", "the task as written", "id
 #: profile's ``generic_words``).
 GENERIC = ProfileWords("generic_words")
 #: Words that frame a question in this corpus or name the kind of value asked, not the attribute
-#: (the profile's ``frame_words``): nearly every passage of a payments-operations corpus says
-#: settlement, batch or tenant, and a "date", "time" or "percentage" is what the value is, not
-#: what it is of.
+#: (the profile's ``frame_words``): words nearly every passage says, and a "date", "time" or
+#: "percentage" is what the value is, not what it is of.
 FRAME = ProfileWords("frame_words")
 
 @dataclass
@@ -83,7 +82,8 @@ class Judging(RunMemory):
         # "Kestral" Bank, "incident comander": read as the evidence spells them, in resolution too
         self.asked_words = self.asked_words or self.frame.predicate
         said = respelled(self.asked_words, texts)
-        self.read = reworded(state.task, self.asked_words, said)
+        typos = self.frame.typos  # "Wane" for the caller's Wayne: read as the tenant's name
+        self.read = reworded(state.task, (*self.asked_words, *typos), (*said, *[state.tenant] * len(typos)))
         self.read += f" ({', '.join(self.referents)})" if self.referents else ""  # the row it describes
         self.frame = replace(self.frame, names=respelled(self.frame.names, texts), predicate=said)
         seen = visible(state)  # (not beyond the page the policy reads: see with_margin)
