@@ -7,7 +7,9 @@ import pytest
 from conftest import make_pdf
 
 from ragkit import LoadError, load_corpus
-from ragkit.documents import load_file
+from ragkit.documents import load_file, sections
+from ragkit.documents.formats import read_pdf_document
+from ragkit.documents.markup import pdf_headings
 
 
 def test_loads_every_kind(corpus_dir):
@@ -41,6 +43,23 @@ def test_pdf_is_read(tmp_path):
     (doc,) = load_file(tmp_path / "memo.pdf")
     assert "EUR cutoff moved to 15:00" in doc.text
     assert doc.doc_id == "memo"
+
+
+def test_a_pdfs_numbered_headings_are_its_sections():
+    # text extraction leaves "9. Observability" a plain line; read as a heading, a clause is
+    # situated by the section it sits under and cited by its anchor, not by the whole PDF
+    pdf = Path(__file__).resolve().parents[1] / "datasets/opscorpus/docs/global/architecture/" \
+        "arch-design-recon-matching.pdf"
+    text, _, _ = read_pdf_document(pdf)
+    found = {s.anchor: text[s.start:s.end] for s in sections(text)}
+    assert {"top", "1-context", "9-observability"} <= set(found) and len(found) > 20
+    assert "## 9. Observability" in text
+    held = [a for a, body in found.items() if "Statement lines that stay unmatched" in body]
+    assert held and held != ["top"]
+    # a numbered clause (a sentence) and a line inside a paragraph are no headings
+    assert pdf_headings("4.3 Prices are reviewed every 24 months.") == "4.3 Prices are reviewed every 24 months."
+    assert pdf_headings("Fees\n4. Fees\nare due.") == "Fees\n4. Fees\nare due."
+    assert pdf_headings("\n4.2 Monthly fees\n") == "\n### 4.2 Monthly fees\n"
 
 
 EXPECTED_PROBLEMS = {

@@ -443,6 +443,10 @@ def test_down_to_and_because_of_ask_for_a_cause():
                      "Which change is to blame for the duplicate payouts?"):
         assert CAUSE_ASK.search(question) and CAUSAL_QUESTION.search(question)
     assert asked_forms("Was the Initech outage down to a bad certificate?") == ()
+    # ... but a figure brought "down to 4%" is a level, not a cause
+    for question in ("Has Wayne's rolling reserve already been brought down to 4%?",
+                     "Did the backlog come down to 30 files by noon?"):
+        assert not CAUSE_ASK.search(question) and not CAUSAL_QUESTION.search(question)
 
 
 def test_an_owner_column_answers_who_owns_a_piece_of_work():
