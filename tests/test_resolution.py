@@ -518,6 +518,16 @@ def test_a_value_about_something_else_the_question_does_not_name_is_a_neighbouri
     assert "EUR" in rej.because  # its value is stated for GBP, not for the EUR the question names
 
 
+def test_a_time_zone_the_question_names_is_no_thing_a_value_must_be_stated_for() -> None:
+    # "16:00 CET" names a time zone, not what the cutoff is of: the policy that states 15:00
+    # without "CET" still outranks the runbook that says "16:00 CET"
+    q = "Is Acme still closing its EUR batch at 16:00 CET?"
+    rule = ev("pol", "Acme's EUR cutoff is 15:00.", authority="policy_owner", effective_from="2025-01-01")
+    copy = ev("rb", "EUR cutoff 16:00 CET for Acme.", authority="operations", effective_from="2025-01-01")
+    record = resolve(q, [copy, rule], "2026-02-01", ACME)
+    assert record.value == "15:00" and reasons(record)["rb"] == "lower_authority"
+
+
 def test_a_value_stated_for_another_code_does_not_answer() -> None:
     table = ev(
         "pol-globex",

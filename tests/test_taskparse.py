@@ -165,19 +165,6 @@ def test_a_short_tenant_name_with_a_letter_dropped_is_the_tenant() -> None:
     assert parse_task("What's the rolling reserve in the Wayne terms today?", tenant="wayne").typos == ()
 
 
-def test_a_story_the_question_leans_on_does_not_make_it_an_event_question() -> None:
-    # the question asks a standing rule; the sentence before it (kept for who "they" are) tells
-    # what happened to a file: its verbs and words are not what is asked
-    task = ("Uma from Globex finance is asking why a krone file that reached us at 10:15 this morning "
-            "rolled into tomorrow's batch. Before I reply: what DKK cutoff are they on today?")
-    frame = parse_task(task, tenant="globex", as_of="2026-05-01")
-    assert not frame.event and frame.valid_at == "2026-05-01"
-    assert "cutoff" in frame.predicate and not {"uma", "rolled", "reached", "file"} & set(frame.predicate)
-    # a question that itself asks what happened is still an event question
-    assert parse_task("The Globex file arrived at 10:15. Why did it roll into the next batch?",
-                      tenant="globex", as_of="2026-05-01").event
-
-
 def test_a_statement_with_a_tag_is_a_yes_no_question_about_what_holds() -> None:
     # ", right?" turns a statement into a check of a claim: what holds, not what happened
     frame = parse_task("Stark's CHF batch closes at 13:00, right?", tenant="stark", as_of="2026-05-01")

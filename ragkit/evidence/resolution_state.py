@@ -43,6 +43,7 @@ from ragkit.text.references import holds, references
 from ragkit.text.relevance import (
     CAUSAL_QUESTION,
     DEONTIC_QUESTION,
+    NOT_CODES,
     mentions,
     named_codes,
     named_month,
@@ -231,9 +232,9 @@ class Resolution:
         # the code of the asked value: that bank's fees are in EUR)
         self.codes = set(named) - set(named_codes(" ".join(described_clause(question))))
         # what the question names: codes (EUR, GBP), identifiers, tenants; see the neighbouring-fact rule
-        self.entities = (
-            set(re.findall(r"\b[A-Z]{2,5}\b", ask)) | self.codes | set(self.ids) | self.asked_tenants
-        )
+        # (a time zone or a unit, "16:00 CET", names no thing the value is about: the profile's not_codes)
+        acronyms = {a for a in re.findall(r"\b[A-Z]{2,5}\b", ask) if a not in NOT_CODES}
+        self.entities = acronyms | self.codes | set(self.ids) | self.asked_tenants
 
     def alive(self) -> list[Item]:
         """The items not rejected (yet)."""

@@ -327,13 +327,10 @@ def parse_task(task: str, *, tenant: str = "*", as_of: object = None) -> TaskFra
     # an event unless the ask names a standing rule or speaks of the present ("still", "Can I ...?");
     # "how many days did we have to ...?" measures what a rule required, whatever the tense
     obligation = asks_obligation(message)
-    # read from the question sentences: the sentence a question leans on for who "they" are
-    # ("... a file that reached us at 10:15 rolled into tomorrow's batch. What cutoff are they on
-    # today?") tells a story, the question asks a rule
     # (a word after an article is no verb: "a fixed limit" says nothing happened)
-    verbs = re.sub(r"\b(?:a|an|the|any)\s+[\w-]+", " ", questions_of(ask), flags=re.IGNORECASE)
+    verbs = re.sub(r"\b(?:a|an|the|any)\s+[\w-]+", " ", ask, flags=re.IGNORECASE)
     event = bool(_EVENT.search(verbs)) and not obligation or not (
-        _RULE.search(questions_of(ask)) or asks_present_state(message) or obligation
+        _RULE.search(ask) or asks_present_state(message) or obligation
     )
     # what happened is found by everything the message says about it ("the complaint was that
     # weekend sales were missing"); a standing rule by its question sentences and the names the ask
