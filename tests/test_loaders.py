@@ -57,7 +57,8 @@ def test_a_pdfs_numbered_headings_are_its_sections():
     held = [a for a, body in found.items() if "Statement lines that stay unmatched" in body]
     assert held and held != ["top"]
     # a numbered clause (a sentence) and a line inside a paragraph are no headings
-    assert pdf_headings("4.3 Prices are reviewed every 24 months.") == "4.3 Prices are reviewed every 24 months."
+    clause = "4.3 Prices are reviewed every 24 months."
+    assert pdf_headings(clause) == clause
     assert pdf_headings("Fees\n4. Fees\nare due.") == "Fees\n4. Fees\nare due."
     assert pdf_headings("\n4.2 Monthly fees\n") == "\n### 4.2 Monthly fees\n"
 
