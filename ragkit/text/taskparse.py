@@ -313,8 +313,8 @@ def parse_task(task: str, *, tenant: str = "*", as_of: object = None) -> TaskFra
     lowered_tenant = tenant.lower()
     # a near miss of the caller's tenant ("Umbrela") names the tenant: a typo is no other name the
     # evidence must carry
-    all_names = list(names)
-    typos = {n.lower() for n in names if misspells(n, tenant)}
+    typo_names = tuple(dict.fromkeys(n for n in names if misspells(n, tenant)))
+    typos = {n.lower() for n in typo_names}
     if typos:
         names = [n for n in names if n.lower() not in typos] + [tenant]
     tenant_named = any(n.lower() == lowered_tenant for n in names) or bool(
@@ -363,7 +363,7 @@ def parse_task(task: str, *, tenant: str = "*", as_of: object = None) -> TaskFra
     return TaskFrame(
         task=message,
         qualifiers=qualifiers,
-        typos=tuple(n for n in dict.fromkeys(all_names) if misspells(n, tenant)),
+        typos=typo_names,
         tenant=tenant,
         identifiers=tuple(id_values),
         names=tuple(dict.fromkeys(names)),
