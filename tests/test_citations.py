@@ -60,6 +60,18 @@ def test_the_wrong_value_fails_even_when_well_cited(delivered: list[Evidence]) -
     ]
 
 
+def test_a_value_wrapped_over_two_lines_of_the_span_verifies() -> None:
+    # a PDF's line breaks fall inside values ("365\ndays' written notice"): the span states 365 days
+    [doc] = load_file(DOCS / "global/policy/ctr-quarry-street-bank-payment-services.pdf", root=DOCS)
+    ev = Evidence.from_document(doc, "16-termination")
+    assert "365\ndays" in ev.text
+    assert verify("Notice for convenience is 365 days [ctr-quarry-street-bank-payment-services#16-termination].",
+                  [ev]).ok
+    wrong = verify("Notice for convenience is 36 days [ctr-quarry-street-bank-payment-services#16-termination].",
+                   [ev])
+    assert not wrong.ok
+
+
 def test_identifiers_dates_and_quotations_are_checked(delivered: list[Evidence]) -> None:
     good = verify('The comment says "Acme stays on 16:00 until cutover" [ops-2987-c3#top].', delivered)
     assert good.ok, str(good)

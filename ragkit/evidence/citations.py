@@ -160,8 +160,9 @@ def _ws(text: str) -> str:
 
 
 def _in_spans(kind: str, surface: str, spans: Sequence[str]) -> bool:
-    low = surface.lower()
-    if any(low in s.lower() for s in spans):
+    # (a value a PDF wraps over two lines, "365\ndays' notice", is the "365 days" it states)
+    low = _ws(surface)
+    if any(low in _ws(s) for s in spans):
         return True
     if kind in _NORMALISED:
         want = normalise_value(kind, surface)
