@@ -201,7 +201,7 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     """
     spans: list[tuple[int, int]] = []
     pos = 0
-    for line in text.splitlines(keepends=True):
+    for line in _wrapped_lines(text):
         body = line.rstrip("\r\n")
         cuts = [0, *(m.end() for m in _SENT_END.finditer(body)), len(body)]
         for a, b in zip(cuts, cuts[1:], strict=False):
@@ -213,6 +213,33 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
             spans.append((pos + a + lead, pos + a + lead + len(stripped)))
         pos += len(line)
     return spans
+
+
+def _wrapped_lines(text: str) -> list[str]:
+    """The lines of ``text``, with a paragraph wrapped over several lines (as PDFs are: "giving not
+    less than 365\\ndays' notice") joined: a line of prose that ends no sentence runs on into a next
+    line that starts in lower case.
+
+    Example:
+        >>> _wrapped_lines("not less than 365\\ndays' notice.\\n```\\nservice ledger-core\\nbuild 3\\n```")
+        ["not less than 365\\ndays' notice.\\n", '```\\n', 'service ledger-core\\n', 'build 3\\n', '```']
+    """
+    out: list[str] = []
+    fenced = False  # (a code block's lines are records, each its own)
+    for line in text.splitlines(keepends=True):
+        head = line.lstrip()
+        fence = head.startswith("```")
+        if out and not fenced and not fence and head[:1].islower() and _runs_on(out[-1]):
+            out[-1] += line
+        else:
+            out.append(line)
+        fenced = fenced != fence
+    return out
+
+
+def _runs_on(line: str) -> bool:
+    body = line.rstrip().rsplit("\n", 1)[-1].strip()
+    return bool(body) and not body.startswith(("#", "|")) and body[-1] not in ".!?:;|"
 
 
 def sentence_at(text: str, position: int) -> tuple[int, int]:
