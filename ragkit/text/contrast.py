@@ -27,6 +27,7 @@ _NOT_CONTRASTING = frozenset(
     "particular general single each every".split()
 )
 _WORD = re.compile(r"[a-z][a-z]+(?:-[a-z]+)*")
+_IDENTIFIER = re.compile(r"\b[a-z]+(?:-[a-z]+)*-\d[\w-]*")
 # a word after a modal or "to" is a verb ("may exceed the retention period"), not a modifier
 _VERB_BEFORE = frozenset("may must can shall will should would could to not never does did do".split())
 # what opens a noun phrase, before its modifier ("the *daily* deadline")
@@ -39,7 +40,8 @@ def _pairs(text: str, *, in_noun_phrase: bool = False) -> list[tuple[str, str]]:
     no modifier in a verb's place. ``in_noun_phrase``: only modifiers that follow a determiner or
     an owner's name ("the *daily* deadline", "Hooli's *treasury* team")."""
     out = []
-    parts = re.split(r"([^\w\s'-]+|'s\b)", text.lower())
+    # (an identifier, "wayne-99306", names one thing: it is no modifier and ends the phrase)
+    parts = re.split(r"([^\w\s'-]+|'s\b)", _IDENTIFIER.sub(",", text.lower()))
     for k in range(0, len(parts), 2):
         words = _WORD.findall(parts[k])
         owned = k > 0 and parts[k - 1] == "'s"  # a phrase after "'s" starts with what is owned
@@ -95,6 +97,8 @@ def contrasting(question: str, sentence: str, situated: str) -> str | None:
         >>> r = "Initech's exceptions report must reach their finance team by 08:00 CET."
         >>> contrasting("By what time must the daily cash report be checked?", r, r)
         'cash report'
+        >>> c = "Either party may terminate if the other party commits a material breach."
+        >>> contrasting("If the bank that holds wayne-99306 commits a breach, can we end it?", c, c)
     """
     have = compound_stems(situated)
     found: dict[str, set[str]] = {}
