@@ -364,3 +364,5 @@ def test_a_window_an_hour_and_a_change_number_ask_their_forms() -> None:
     assert asked_forms("For the euro batch, which closing hour applies now?") == ("time",)
     assert asked_forms("The board approved an index rebuild in April. What's its change number?") == ("id",)
     assert asked_forms("How many hours may a commander serve?") == ("duration",)
+    # "when does it start applying" asks a date, whatever it is that starts (a reserve rate)
+    assert asked_forms("When does Umbrella's new 4% reserve rate start applying?") == ("date",)
