@@ -34,8 +34,8 @@ __all__ = ["ABSTAIN_BELOW", "OfflinePolicy", "OfflineRun"]
 #: The default abstention gate of :class:`OfflinePolicy` on the answer's fit: none. Chosen on the
 #: development split (bundled template families not held out, paraphrase families not sealed;
 #: ``bench/abstention_curve.py``, ``bench/results/abstention_curve_dev.md``): every threshold
-#: that removed a false assertion removed several right answers (at -10, accuracy 0.77 -> 0.66
-#: for false assertions 0.096 -> 0.058).
+#: that removed a false assertion removed several right answers (re-measured on fba4821: at -10,
+#: accuracy 0.780 -> 0.695 for false assertions 0.063 -> 0.056).
 ABSTAIN_BELOW: float | None = None
 
 
@@ -137,8 +137,9 @@ class OfflinePolicy:
             (see its comment).
         fit: a :class:`ragkit.evidence.fit.SentenceFit` (or ``True`` for one with the bundled
             cross-encoder) that resolution uses to count a value whose sentence answers the task in
-            other words. Off by default: on the development cases it changed no answer
-            (``bench/results/agent_quality_paraphrases_dev.md`` says how it was measured).
+            other words. Off by default: on the development paraphrases it lost more right
+            answers than it gained (``bench/agent_quality.py --fit`` runs it; the closing notes
+            of issue 21 give the figures).
     """
 
     name = "offline"
