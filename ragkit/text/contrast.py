@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from ragkit.text.words import QUESTION_STOPWORDS, TASK_STOPWORDS, compound_stems, stem
+from ragkit.text.words import ID_VALUE_PATTERN, QUESTION_STOPWORDS, TASK_STOPWORDS, compound_stems, stem
 
 __all__ = ["contrasting"]
 
@@ -27,7 +27,6 @@ _NOT_CONTRASTING = frozenset(
     "particular general single each every".split()
 )
 _WORD = re.compile(r"[a-z][a-z]+(?:-[a-z]+)*")
-_IDENTIFIER = re.compile(r"\b[a-z]+(?:-[a-z]+)*-\d[\w-]*")
 # a word after a modal or "to" is a verb ("may exceed the retention period"), not a modifier
 _VERB_BEFORE = frozenset("may must can shall will should would could to not never does did do".split())
 # what opens a noun phrase, before its modifier ("the *daily* deadline")
@@ -41,7 +40,7 @@ def _pairs(text: str, *, in_noun_phrase: bool = False) -> list[tuple[str, str]]:
     an owner's name ("the *daily* deadline", "Hooli's *treasury* team")."""
     out = []
     # (an identifier, "wayne-99306", names one thing: it is no modifier and ends the phrase)
-    parts = re.split(r"([^\w\s'-]+|'s\b)", _IDENTIFIER.sub(",", text.lower()))
+    parts = re.split(r"([^\w\s'-]+|'s\b)", ID_VALUE_PATTERN.sub(",", text).lower())
     for k in range(0, len(parts), 2):
         words = _WORD.findall(parts[k])
         owned = k > 0 and parts[k - 1] == "'s"  # a phrase after "'s" starts with what is owned
