@@ -12,6 +12,7 @@ from ragkit import Chunk, DecisionRecord, Envelope, Evidence, Scope, ValidationE
 from ragkit.documents import load_file
 from ragkit.evidence.decision import REJECT_REASONS
 from ragkit.search import Hit
+from ragkit.text.profile import bundled_profile, using_profile
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "datasets" / "opscorpus" / "docs"
@@ -155,6 +156,26 @@ def test_publication_and_validity_gates() -> None:
     record = resolve(Q, items, "2026-02-01", ACME)
     assert reasons(record) == {"later": "not_yet_published", "future": "not_yet_effective", "old": "expired"}
     assert record.value == "16:00"
+
+
+def test_a_draft_states_nothing_in_force_unless_the_question_asks_about_drafts() -> None:
+    draft = ev("wiki-prop", "Proposed rolling reserve for Acme: 4%, pending the risk committee.",
+               authority="engineering", published_at="2026-01-10", effective_from="2026-01-10",
+               status="Draft")
+    rule = ev("pol-reserve", "Acme rolling reserve: 12% of each day's net card volume.",
+              authority="engineering", published_at="2025-06-01", effective_from="2025-06-01")
+    record = resolve("Has Acme's reserve been cut to 4% yet?", [draft], "2026-02-01", ACME)
+    assert reasons(record) == {"wiki-prop": "not_in_force"} and record.decision is None
+    assert "'draft'" in record.rejected[0].because
+    record = resolve("What rolling reserve applies to Acme?", [draft, rule], "2026-02-01", ACME)
+    assert reasons(record) == {"wiki-prop": "not_in_force"} and record.value == "12%"
+    # a question about the proposal itself reads it
+    record = resolve("What reserve has been proposed for Acme?", [draft], "2026-02-01", ACME)
+    assert record.value == "4%"
+    # the profile names the statuses; without "draft" among them the draft is read as in force
+    with using_profile(bundled_profile().replace(draft_statuses=["withdrawn"])):
+        record = resolve("Has Acme's reserve been cut to 4% yet?", [draft], "2026-02-01", ACME)
+    assert record.value == "4%"
 
 
 def test_superseded_by_an_in_effect_successor() -> None:

@@ -363,7 +363,7 @@ def test_search_items_carry_the_contract_fields(model_box):
         assert doc.text[item["start"]:item["end"]] == item["text"]
         assert item["trust"] == "untrusted" and item["citation"] == f"{item['doc_id']}#{item['anchor']}"
         for key in ("chunk_id", "version", "source_type", "authority", "published_at", "effective_from",
-                    "effective_to", "score", "links", "supersedes", "superseded_by", "conditions"):
+                    "effective_to", "score", "links", "supersedes", "superseded_by", "conditions", "status"):
             assert key in item
     assert [i["rank"] for i in resp["results"]] == [1, 2, 3]
     assert resp["trace"]["summary"]["rows_in_scope"] > 0 and resp["trace"]["candidates"]

@@ -45,6 +45,7 @@ ENVELOPE_KEYS = [
     "superseded_by",
     "conditions",
     "links",
+    "status",
     "extra",
 ]
 
@@ -232,7 +233,9 @@ class Doc:
             "superseded_by": list(self.superseded_by),
             "conditions": list(self.conditions),
             "links": list(self.links),
-            "extra": dict(self.extra),
+            # the record's own status is an envelope field; the rest of extra stays custom metadata
+            **({"status": self.extra["status"]} if "status" in self.extra else {}),
+            "extra": {k: v for k, v in self.extra.items() if k != "status"},
         }
         return data
 

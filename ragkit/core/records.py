@@ -169,6 +169,8 @@ class Envelope:
         superseded_by: doc ids that replace this one.
         conditions: conditions that limit it, e.g. ``"until cutover"``.
         links: doc ids it references (ticket -> rollout record -> policy).
+        status: the record's own status as its source states it (``draft``, ``final``, ``resolved``);
+            empty when it states none. A draft or proposal states nothing in force (resolution).
         source_path: the file it was read from (set by the loader).
         extra: any custom metadata (front matter key ``extra:``).
     """
@@ -189,6 +191,7 @@ class Envelope:
     superseded_by: tuple[str, ...] = ()
     conditions: tuple[str, ...] = ()
     links: tuple[str, ...] = ()
+    status: str = ""
     source_path: str = ""
     extra: Mapping[str, Any] = field(default_factory=dict)
 

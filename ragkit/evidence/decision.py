@@ -33,6 +33,7 @@ REJECT_REASONS: dict[str, str] = {
     "not_yet_effective": "published, but its effective_from is after as_of",
     "expired": "its effective_to is at or before as_of",
     "not_yet_published": "published after as_of: it did not exist at the snapshot",
+    "not_in_force": "a draft or proposal (its status says so): it states nothing in force",
     "condition_met": "a conditional exception whose stopping condition a later record satisfies",
     "exception_applies": "a general rule that a still-open conditional exception overrides",
     "other_tenant": "belongs to another tenant (and is not global)",

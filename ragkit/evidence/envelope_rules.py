@@ -1,4 +1,5 @@
-"""The rules on envelopes: scope, untrusted text, publication, validity, decoys, supersedes, conditions.
+"""The rules on envelopes: scope, untrusted text, publication, validity, drafts, decoys, supersedes,
+conditions.
 
 Rules 1-5 and 7 of :mod:`ragkit.evidence.resolution`, in the order they run: each rejects items of a
 :class:`ragkit.evidence.resolution_state.Resolution` with a reason of
@@ -22,6 +23,7 @@ from collections import deque
 from ragkit.core.records import GLOBAL_TENANT
 from ragkit.core.scope import validity
 from ragkit.evidence.resolution_state import Item, Resolution, dated_in, iso_day, names_identifier, refers_to
+from ragkit.text.profile import active_profile
 from ragkit.text.relevance import COMPLETED, MONTH_NAMES, condition_event, mentions
 from ragkit.text.untrusted import looks_like_instruction
 from ragkit.text.values import sentence_spans
@@ -32,7 +34,8 @@ __all__ = ["apply_gates", "reject_decoys", "follow_supersedes", "check_condition
 
 def apply_gates(r: Resolution) -> None:
     """Rules 1-4: scope (``other_tenant``, ``acl``), untrusted text, publication and validity at
-    ``as_of``; then a source about another tenant than the one the question names."""
+    ``as_of``, drafts (``not_in_force``); then a source about another tenant than the one the
+    question names."""
     if r.scope is None:
         r.to_confirm.append("no caller given: tenant and ACL scope were not checked")
     if r.moment is None:
@@ -85,6 +88,7 @@ def apply_gates(r: Resolution) -> None:
                 )
             else:
                 it.reject("expired", f"in effect until {iso_day(env.effective_to)}, before as_of")
+    _reject_drafts(r)
     for it in r.items:
         if it.state != "rejected" and r.asked_tenants:
             tenant = it.ev.envelope.tenant
@@ -94,6 +98,18 @@ def apply_gates(r: Resolution) -> None:
                     f"is about tenant {tenant}; the question asks about "
                     f"{', '.join(sorted(r.asked_tenants))}",
                 )
+
+
+def _reject_drafts(r: Resolution) -> None:
+    """A draft or proposal (its envelope ``status`` is one of the profile's ``draft_statuses``)
+    states nothing in force, unless the question itself asks about drafts or proposals."""
+    statuses = {s.lower() for s in active_profile().draft_statuses}
+    if letter_stems(r.question) & letter_stems(" ".join(statuses)):
+        return
+    for it in r.items:
+        status = it.ev.envelope.status.strip().lower()
+        if it.state != "rejected" and status in statuses:
+            it.reject("not_in_force", f"its status is '{status}': a proposal, not a rule in force")
 
 
 def reject_decoys(r: Resolution) -> None:

@@ -21,7 +21,9 @@ live in modules of their own: 1-5 and 7 in :mod:`ragkit.evidence.envelope_rules`
 3. **publication**: published after ``as_of`` -> ``not_yet_published``.
 4. **validity**: ``effective_from`` after ``as_of`` -> ``not_yet_effective``; ``effective_to``
    at or before ``as_of`` -> ``superseded`` (a successor is named) or ``expired``. No
-   ``effective_from`` means validity *unknown*: kept, said, never assumed current.
+   ``effective_from`` means validity *unknown*: kept, said, never assumed current. A draft or
+   proposal (envelope ``status`` in the profile's ``draft_statuses``) -> ``not_in_force``,
+   unless the question asks about drafts or proposals.
 4b. **lexical decoys**: when the question places its event in a month ("in September 2025"),
    a source that shares the question's identifier but is dated in another month, while a
    source sharing it is dated in that month, is ``lexical_decoy`` (unless it belongs to the

@@ -101,6 +101,8 @@ class CorpusProfile:
             instruction-shaped (:func:`ragkit.text.looks_like_instruction`, next to the general
             words ``instructions``, ``guidance``, ``rules``, ``prompt``, ``sources``); matched
             case-insensitively as whole words.
+        draft_statuses: (words) values of a document's envelope ``status`` that make it
+            a draft or proposal: it states nothing in force (resolution's ``not_in_force``).
         cause_cues: (regex) a sentence states a cause (resolution's relevance).
         stated_cause_cues: (regex) a passage states a cause (the policy's reading).
         root_cause_cues: (regex) a sentence names the root cause.
@@ -145,6 +147,7 @@ class CorpusProfile:
     ask_rules: tuple[tuple[str, tuple[str, ...]], ...] = ()
     asked_shapes: tuple[tuple[str, str], ...] = ()
     instruction_sources: tuple[str, ...] = ()
+    draft_statuses: tuple[str, ...] = ("draft", "proposed", "proposal", "withdrawn", "rejected")
     cause_cues: str = r"(?!)"
     stated_cause_cues: str = r"(?!)"
     root_cause_cues: str = r"(?!)"
@@ -194,7 +197,7 @@ PROFILE_FIELDS: dict[str, str] = {
     "code_names": "groups", "synonyms": "groups", "frame_words": "words", "generic_words": "words",
     "not_people": "words", "not_codes": "words", "contradiction_terms": "words",
     "contradiction_rounds": "groups", "condition_stopwords": "words", "ask_rules": "ask rules",
-    "asked_shapes": "named regexes", "instruction_sources": "regex words",
+    "asked_shapes": "named regexes", "instruction_sources": "regex words", "draft_statuses": "words",
     **{f.name: "regex" for f in dataclasses.fields(CorpusProfile) if f.name.endswith(
         ("_cues", "_grammar", "_question", "_ask"))},
 }
@@ -213,10 +216,6 @@ RENAMED: dict[tuple[str, str | None], str] = {
     ("source_roles", "rollout"): "chain_change_target",
 }
 
-#: What :func:`ragkit.text.looks_like_instruction` read as guidance before ``instruction_sources``.
-_OLDER_INSTRUCTION_SOURCES = ["polic(y|ies)", "runbook"]
-
-
 def upgrade_profile_data(data: Mapping[str, Any]) -> dict[str, Any]:
     """Parsed JSON of an older profile, upgraded: its names renamed (:data:`RENAMED`), the fields it
     lacked set to what the code held then; newer data comes back as is. For the profiles the kit
@@ -228,7 +227,8 @@ def upgrade_profile_data(data: Mapping[str, Any]) -> dict[str, Any]:
     out = {RENAMED.get((k, None), k): v for k, v in data.items()}
     if roles:
         out["source_roles"] = {RENAMED.get(("source_roles", r), r): v for r, v in roles.items()}
-    out.setdefault("instruction_sources", list(_OLDER_INSTRUCTION_SOURCES))
+    # what ragkit.text.looks_like_instruction read as guidance before instruction_sources
+    out.setdefault("instruction_sources", ["polic(y|ies)", "runbook"])
     return out
 
 
@@ -334,8 +334,7 @@ def profile_from_mapping(data: Mapping[str, Any], *, where: str = "profile",
 
 
 def load_profile_text(text: str, *, where: str = "profile", upgrade: bool = False) -> CorpusProfile:
-    """A :class:`CorpusProfile` from a JSON document (see :func:`load_profile`; ``upgrade``: see
-    :func:`profile_from_mapping`)."""
+    """A :class:`CorpusProfile` from JSON text (:func:`load_profile`, :func:`profile_from_mapping`)."""
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

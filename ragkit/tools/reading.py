@@ -214,7 +214,7 @@ class DocumentReader:
                 "source_type": env.source_type, "authority": env.authority, "tenant": env.tenant,
                 "published_at": iso(env.published_at), "effective_from": iso(env.effective_from),
                 "effective_to": iso(env.effective_to), "validity": validity(env, moment),
-                "conditions": list(env.conditions), "trust": TRUST_LABEL}
+                "conditions": list(env.conditions), "status": env.status or None, "trust": TRUST_LABEL}
 
     def _chain(self, backend: Backend, start: str, direction: str,
                moment: dt.datetime) -> list[dict[str, Any]]:

@@ -171,7 +171,7 @@ def envelope_fields(env: Envelope) -> dict[str, Any]:
             "published_at": iso(env.published_at), "effective_from": iso(env.effective_from),
             "effective_to": iso(env.effective_to), "links": list(env.links),
             "supersedes": list(env.supersedes), "superseded_by": list(env.superseded_by),
-            "conditions": list(env.conditions)}
+            "conditions": list(env.conditions), "status": env.status or None}
 
 
 def filters_json(filters: Filters) -> dict[str, Any]:
