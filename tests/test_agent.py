@@ -728,6 +728,23 @@ def test_a_which_noun_question_is_answered_by_the_identifier_after_that_noun():
     assert not result.abstained and result.value == "M69123", result.answer
 
 
+def test_which_policy_a_chain_reaches_is_answered_by_the_reference_that_names_it():
+    """"Which policy governs the release ...?" asks which record, not what the policy says: the
+    rollout's sign-off names the policy; the policy's own text (also delivered) names no policy."""
+    docs = _fee_thread("OPS-2727: [Acme] fee lines in the wrong currency", ["ops-2727-c4"],
+                       "Fix merged as ccb378e; it goes out with RO-1717.")
+    docs[-1] = {**docs[-1], "anchor": "sign-off", "links": ["pol-fees-v2"],
+                "text": "Approval for RO-1717: Gallardo (release manager). Governed by pol-fees-v2, "
+                        "section \"Fee currency\"."}
+    docs.append({**docs[0], "doc_id": "pol-fees-v2", "anchor": "fee-currency", "tenant": "global",
+                 "source_type": "policy", "authority": "policy_owner", "title": "Fee policy v2", "links": [],
+                 "text": "Fee lines are posted in the currency of the settlement batch they belong to."})
+    result = Agent(TitledShelf(docs=docs), OfflinePolicy(), placement="hybrid").run(
+        "Which policy governs the release that shipped the fix for OPS-2727?", as_of="2026-02-02"
+    )
+    assert not result.abstained and result.value == "pol-fees-v2", result.answer
+
+
 class HiddenSectionShelf(TitledShelf):
     """A shelf whose ``hidden`` sections no search finds: only reading their document whole does."""
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ragkit.text import parse_task
-from ragkit.text.asked import asked_forms
+from ragkit.text.asked import asked_forms, asked_id_shape
 from ragkit.text.asking import (
     ask_of,
     asks_present_state,
@@ -366,3 +366,11 @@ def test_a_window_an_hour_and_a_change_number_ask_their_forms() -> None:
     assert asked_forms("How many hours may a commander serve?") == ("duration",)
     # "when does it start applying" asks a date, whatever it is that starts (a reserve rate)
     assert asked_forms("When does Umbrella's new 4% reserve rate start applying?") == ("date",)
+
+
+def test_a_price_asks_an_amount_and_which_policy_asks_the_policys_id() -> None:
+    """"What's the price per transfer?" asks an amount like "what's the fee"; "which policy governs
+    it?" asks which record (its id, a slug such as pol-fees-v2), not what the policy says."""
+    assert asked_forms("What's the price per received bank transfer under the agreement?") == ("amount",)
+    assert asked_forms("Which policy governs the release that shipped the fix for OPS-1958?") == ("id",)
+    assert asked_id_shape("which policy governs the release that shipped the fix for ops-1958?") == "slug"

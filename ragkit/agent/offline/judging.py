@@ -52,8 +52,7 @@ __all__ = ["GENERIC", "FRAME", "Judgement", "Judging"]
 _TASK_SEARCH = ("always-on retrieval", "first query", "the task as written", "identifiers alone",
                 "keywords of the task", "structured:", "pseudo-relevance")
 
-#: Task words that say nothing about *what* is asked (they never count as coverage; the
-#: profile's ``generic_words``).
+#: Task words that say nothing about *what* is asked (never coverage; profile ``generic_words``).
 GENERIC = ProfileWords("generic_words")
 #: Words that frame a question in this corpus or name the kind of value asked, not the attribute
 #: (the profile's ``frame_words``): words nearly every passage says, and a "date", "time" or
@@ -116,11 +115,12 @@ class Judging(RunMemory):
         record = None
         if self.target:
             # a chain question asks what its last record says (the other records stay counted as
-            # links); a message that names no record to start from ("the settlement policy says
-            # 15:00, but ...: what applies?") by whatever states it when no source of that type does
+            # links); one naming no record to start from ("the settlement policy says 15:00, but
+            # ...: what applies?") or asking *which* record ("which policy governs it?": a reference
+            # names it) by whatever states it when no source of that type does
             targeted = [u for u in pool if u.item.get("source_type") == self.target]
             record = self._resolve(state, targeted)
-            if record.decision is not None or self.frame.identifiers:
+            if record.decision is not None or (self.frame.identifiers and self.asked != "id"):
                 pool = targeted
             else:
                 record = None
