@@ -34,8 +34,8 @@ __all__ = ["ABSTAIN_BELOW", "OfflinePolicy", "OfflineRun"]
 #: The default abstention gate of :class:`OfflinePolicy` on the answer's fit: none. Chosen on the
 #: development split (bundled template families not held out, paraphrase families not sealed;
 #: ``bench/abstention_curve.py``, ``bench/results/abstention_curve_dev.md``): every threshold
-#: that removed a false assertion removed several right answers (re-measured on fba4821: at -10,
-#: accuracy 0.780 -> 0.695 for false assertions 0.063 -> 0.056).
+#: that removed a false assertion removed several right answers (re-measured on 983ce52: at -10,
+#: accuracy 0.764 -> 0.681 for false assertions 0.060 -> 0.052).
 ABSTAIN_BELOW: float | None = None
 
 
