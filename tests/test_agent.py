@@ -837,3 +837,88 @@ def test_a_clause_a_section_refers_to_by_the_asked_word_is_read():
         "availability level, subject to a cap set in another clause. What is that cap?", as_of="2026-02-02",
     )
     assert not result.abstained and result.value == "25%", result.answer
+
+
+def test_the_record_a_question_names_by_type_and_key_is_read_whole_before_it_answers():
+    """"What fix does the OPS-9577 postmortem record?": the postmortem's summary, delivered first,
+    names OPS-9577 but says nothing of the fix; the agent reads the postmortem whole, and the
+    sentence that states the fix answers. ("postmortem" says which record, not what is asked.)"""
+    base = {k: v for k, v in SHELF[0].items() if k not in ("text", "doc_id", "anchor", "links")}
+    pm = {**base, "doc_id": "pm-acme-ops-9577", "tenant": "acme", "source_type": "postmortem",
+          "authority": "incident_review", "title": "Postmortem: Acme settlement incident, May 2025",
+          "entities": ["acme", "OPS-9577"], "links": ["ops-9577"]}
+    docs = [
+        {**pm, "anchor": "summary",
+         "text": "The bank rejected the instruction file as malformed. Tracked in OPS-9577."},
+        {**pm, "anchor": "root-cause", "hidden": True,
+         "text": "## Root cause\n\nDisk on the export host filled up. The fix was to add disk alerts "
+                 "and rotate old exports."},
+    ]
+    result = Agent(HiddenSectionShelf(docs=docs), OfflinePolicy(), placement="hybrid").run(
+        "What fix does the OPS-9577 postmortem record?", as_of="2026-02-02"
+    )
+    assert not result.abstained and "add disk alerts" in str(result.value), result.answer
+
+
+def test_a_status_is_asked_by_where_it_stands_or_by_a_proposed_status():
+    """"Where does OPS-1075 stand at the moment?" and "Has OPS-1075 been resolved yet?" ask the
+    ticket's status; the latest comment's status field states it (the question's "resolved" is the
+    status it proposes, not a word the answer must repeat)."""
+    base = {k: v for k, v in SHELF[0].items() if k not in ("text", "doc_id", "anchor", "links")}
+    ticket = {**base, "tenant": "acme", "source_type": "ticket"}
+    docs = [
+        {**ticket, "doc_id": "ops-1075", "anchor": "top", "title": "OPS-1075: Acme funding run problem",
+         "links": ["ops-1075-c4"], "text": "OPS-1075: the funding run of 31 December failed."},
+        {**ticket, "doc_id": "ops-1075-c4", "anchor": "top", "source_type": "ticket_comment",
+         "title": "OPS-1075 comment by Eberhardt", "links": ["ops-1075"],
+         "text": "Update sent to the tenant.\n\nStatus: investigating."},
+    ]
+    for question in ("Where does OPS-1075 stand at the moment?", "Has OPS-1075 been resolved yet?"):
+        result = Agent(TitledShelf(docs=docs), OfflinePolicy(), placement="hybrid").run(question,
+                                                                                        as_of="2026-02-02")
+        assert not result.abstained and result.value == "investigating", (question, result.answer)
+
+
+def test_which_thing_holds_what_a_record_names_is_read_from_that_things_row():
+    """"Which bank holds the account affected in OPS-1769?" asks a bank: the ticket names the
+    account ("Affected account acme-45727"), not its bank, so it does not answer; the agent searches
+    the account and reads the bank from the accounts table's row of that account."""
+    base = {k: v for k, v in SHELF[0].items() if k not in ("text", "doc_id", "anchor", "links")}
+    docs = [
+        {**base, "doc_id": "ops-1769", "anchor": "top", "tenant": "acme", "source_type": "ticket",
+         "title": "OPS-1769: Acme file sending hangs", "links": [],
+         "text": "Affected account acme-45727; roughly 5 merchants and EUR 649,975.83 in the batch."},
+        {**base, "doc_id": "wiki-acme-accounts", "anchor": "accounts", "tenant": "acme",
+         "source_type": "wiki", "title": "Acme accounts", "links": [], "hidden": True,
+         "text": "| Account | Currency | Bank |\n|---|---|---|\n| acme-72448 | EUR | Pellucid Bank |\n"
+                 "| acme-45727 | EUR | Meridian Trust |"},
+    ]
+
+    class AccountShelf(HiddenSectionShelf):
+        """The accounts table is found only by searching an account's id."""
+
+        def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+            if name == "search_knowledge" and "acme-45727" in str(arguments.get("query", "")):
+                return TitledShelf.call(self, name, arguments)
+            return super().call(name, arguments)
+
+    result = Agent(AccountShelf(docs=docs), OfflinePolicy(), placement="hybrid").run(
+        "Which bank holds the account affected in OPS-1769?", as_of="2026-02-02"
+    )
+    assert not result.abstained and result.value == "meridian trust", result.answer
+
+
+def test_a_patch_is_a_fix_and_the_rollout_carrying_it_completes_on_its_date():
+    """A comment says "Patch 4952b17 is approved, deploying via RO-2016": the rollout it names is
+    the fix's ("patch" and "fix" are one meaning in the profile's synonyms), so the rollout's
+    completion row answers when the fix was completed; "carrying" names no attribute."""
+    docs = _fee_thread("OPS-2727: [Acme] fee lines in the wrong currency", ["ops-2727-c4"],
+                       "Patch 4952b17 is approved, deploying via RO-1717 this afternoon.")
+    docs[-1] = {**docs[-1], "anchor": "record",
+                "text": "| Field | Value |\n|---|---|\n| Started | 2026-02-15 08:41 UTC |\n"
+                        "| Completed | 2026-02-15 10:03 UTC |"}
+    for question in ("On what day was the fix for OPS-2727 completed in production?",
+                     "When did the rollout carrying the OPS-2727 fix complete?"):
+        result = Agent(TitledShelf(docs=docs), OfflinePolicy(), placement="hybrid").run(question,
+                                                                                        as_of="2026-03-01")
+        assert not result.abstained and result.value == "2026-02-15", (question, result.answer)

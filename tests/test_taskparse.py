@@ -207,3 +207,15 @@ def test_a_quarter_or_a_range_of_months_is_the_period_asked_about():
     assert frame.period == ("2026-07-01", "2026-10-01")
     frame = parse_task("What went wrong in the third quarter of 2025?", as_of="2026-10-05")
     assert frame.period == ("2025-07-01", "2025-10-01")
+
+
+def test_the_question_sentence_sets_the_tense_not_the_story_it_leans_on():
+    """"... a krone file rolled into tomorrow's batch. Before I reply: what DKK cutoff are they on
+    today?" asks which rule holds (searched at its date), though the story before it happened;
+    "The batch failed on Monday. What caused it?" asks about an event."""
+    rule = parse_task("Uma from Globex is asking why a krone file that reached us at 10:15 rolled into "
+                      "tomorrow's batch. Before I reply: what DKK cutoff are they on today?",
+                      as_of="2026-03-01", tenant="globex")
+    assert not rule.event and rule.valid_at == "2026-03-01"
+    assert parse_task("The Globex batch failed on Monday. What caused it?", as_of="2026-03-01",
+                      tenant="globex").event

@@ -323,3 +323,14 @@ def test_a_question_proposes_numbers_written_as_words() -> None:
     assert asked_forms("Was the duplicate noticed within an hour?") == ("duration",)
     assert written_numbers("after four attempts, twelve hours") == "after 4 attempts, 12 hours"
     assert read_values("Either party may terminate on thirty days' notice.", forms=("duration",)) == []
+
+
+def test_a_price_of_a_rate_plus_a_fixed_amount_is_one_amount():
+    """"| Card capture | 0.18% + EUR 0.07 |" states one price: read as one amount, not a percentage
+    and a separate amount, and normalised with both parts (a bare amount is unchanged)."""
+    found = read_values("| Card capture | 0.18% + EUR 0.070 |", forms=("percentage", "amount"))
+    assert [(v.form, v.surface, v.value) for v in found] == \
+        [("amount", "0.18% + EUR 0.070", "0.18% + EUR 0.07")]
+    assert normalise_value("amount", "EUR 25,000") == "EUR 25000"
+    assert [v.form for v in read_values("a 12% reserve, plus EUR 5", forms=("percentage", "amount"))] == \
+        ["percentage", "amount"]

@@ -191,7 +191,11 @@ def read_relevant_values(r: Resolution) -> None:
                 {"@condition"} if conditional else set()
             )
             named_here = [x for x in r.ids if x != v.surface and mentions(sentence, x)]
-            score += len(named_here)
+            # a sentence read as free text answers by what it says of the identifier, not by naming
+            # it: "Tracked in OPS-9577." says nothing of the fix that "What fix does OPS-9577 ...?" asks
+            # (a table row keyed by it is its record: "| acme-25788 | USD | Solent Bank |")
+            keyed = row and sentence.strip().strip("|").split("|")[0].strip() in named_here
+            score += len(named_here) if r.forms or matched or keyed else 0
             own_record = any(x != v.surface and mentions(it.ev.envelope.title, x) for x in r.ids)
             if (
                 r.forms and relation and named_here and row and v.form not in ("id", "person")

@@ -51,7 +51,7 @@ from ragkit.text.relevance import (
     question_terms,
     unexcluded,
 )
-from ragkit.text.subjects import described_clause
+from ragkit.text.subjects import described_clause, typed_records
 from ragkit.text.values import Value, read_values
 from ragkit.text.words import stem
 
@@ -226,8 +226,10 @@ class Resolution:
         if self.scope is not None and self.scope.tenant not in ("*", GLOBAL_TENANT):
             tenants.add(self.scope.tenant)
         self.asked_tenants = {t for t in tenants if mentions(question, t)}
-        self.predicate = self.terms - {stem(t) for t in tenants}
         self.ids = [v.surface for v in read_values(question, forms=("id",))]
+        # "the OPS-9577 postmortem" says which record holds the answer, not what is asked of it
+        located = typed_records(ask, self.ids, active_profile().source_types)
+        self.predicate = self.terms - {stem(t) for t in tenants} - {stem(t) for t in located}
         # (a code that only says which thing is meant, "the bank that holds our DKK account", is not
         # the code of the asked value: that bank's fees are in EUR)
         self.codes = set(named) - set(named_codes(" ".join(described_clause(question))))
@@ -269,6 +271,8 @@ def record_prefixes(
         >>> ops = Evidence.of("ops-4559#top", "Fixed.", {"doc_id": "ops-4559", "source_type": "ticket"})
         >>> record_prefixes("Which rollout carried the fix?", [ro, ops])
         ({'RO-'}, set())
+        >>> record_prefixes("Which Stark rollout carried the fix?", [ops], known=("ticket", "rollout"))
+        (set(), {'OPS-'})
         >>> record_prefixes("What's the rollout id for the fix?", [ro])
         ({'RO-'}, set())
         >>> record_prefixes("What's the rollout id for the fix?", [ops], known=("ticket", "rollout"))
@@ -279,8 +283,13 @@ def record_prefixes(
     """
     types = {str(e.envelope.source_type) for e in evidence if e.envelope.source_type}
     kinds = set(active_profile().source_types if known is None else known) | types
-    m = re.search(r"\b(?:which|what)\s+(\w+?)(?:s)?\b", ask.lower())
-    if m is None or m.group(1) not in kinds:  # "what's the rollout id?" names the type before "id"
+    # ("which Stark rollout ...": the type may follow a name or two)
+    low = ask.lower()
+    after = [w for x in re.finditer(r"\b(?:which|what)\b", low)
+             for w in re.findall(r"[\w'-]+", low[x.end():])[:3]]
+    named = next((k for w in after for k in (w, w.removesuffix("s")) if k in kinds), None)
+    m = re.search(rf"\b({re.escape(named)})", low) if named else None
+    if m is None:  # "what's the rollout id?" names the type before "id"
         m = re.search(r"\b(\w+?)(?:'s)?\s+(?:id|key|identifier|number)\b", ask.lower())
     if m is None or m.group(1) not in kinds:
         return set(), set()

@@ -93,6 +93,8 @@ def contrasting(question: str, sentence: str, situated: str) -> str | None:
         'treasury team'
         >>> contrasting("How fast do we answer Hooli's disputes team?", s, s) is None
         True
+        >>> contrasting("Do we answer Hooli's finance team as fast as its disputes team?", s, s) is None
+        True
         >>> r = "Initech's exceptions report must reach their finance team by 08:00 CET."
         >>> contrasting("By what time must the daily cash report be checked?", r, r)
         'cash report'
@@ -107,10 +109,13 @@ def contrasting(question: str, sentence: str, situated: str) -> str | None:
             continue  # "Solent Bank" names one bank; it is no kind of bank beside "the receiving bank"
         if _content(mod) and _content(head) and mod not in _NOT_CONTRASTING:
             found.setdefault(head.removesuffix("s"), set()).add(stem(mod))
-    for mod, head in _pairs(question, in_noun_phrase=True):
-        if not (_content(mod) and _content(head)) or mod in _NOT_CONTRASTING:
-            continue
+    asked = [(m, h) for m, h in _pairs(question, in_noun_phrase=True)
+             if _content(m) and _content(h) and m not in _NOT_CONTRASTING]
+    # the question's own kinds of that noun: "the finance team, the same as the disputes team?"
+    # names both teams, and a sentence about either states one of them
+    kinds = {h.removesuffix("s"): {stem(m) for m, x in asked if x == h} for _, h in asked}
+    for mod, head in asked:
         others = found.get(head.removesuffix("s"))  # the same noun ("team"), not a kin ("confirms")
-        if others and stem(mod) not in others and not (compound_stems(mod) & have):
+        if others and not others & kinds[head.removesuffix("s")] and not (compound_stems(mod) & have):
             return f"{mod} {head}"
     return None

@@ -28,7 +28,8 @@ def normalise_value(kind: str, text: str) -> str:
     """Normalise an answer (or the surface text of a quote) so answers compare exactly.
 
     * ``time``: ``"15:00"``, ``"3 pm"``, ``"9.30"`` -> ``"HH:MM"``
-    * ``amount``: ``"EUR 25,000"`` -> ``"EUR 25000"``; ``"EUR 48,210.50"`` -> ``"EUR 48210.5"``
+    * ``amount``: ``"EUR 25,000"`` -> ``"EUR 25000"``; ``"EUR 48,210.50"`` -> ``"EUR 48210.5"``; a
+      price of a rate and a fixed part, ``"0.18% + EUR 0.070"`` -> ``"0.18% + EUR 0.07"``
     * ``date``: ``"15 January 2026"``, ``"Jan 15, 2026"``, ``"2026-01-15T06:51Z"``
       -> ``"2026-01-15"``
     * ``id``: stripped of surrounding spaces, backticks, quotes and trailing punctuation
@@ -68,7 +69,8 @@ def normalise_value(kind: str, text: str) -> str:
         number = m.group(2).replace(",", "")
         if "." in number:
             number = number.rstrip("0").rstrip(".")
-        return f"{m.group(1)} {number}"
+        rate = re.match(r"\s*(\d+(?:\.\d+)?)\s?%\s?\+\s?$", raw[: m.start()])  # "0.18% + EUR 0.07"
+        return f"{rate.group(1)}% + {m.group(1)} {number}" if rate else f"{m.group(1)} {number}"
     if kind == "date":
         m = re.search(r"\b(\d{4})-(\d{2})-(\d{2})", raw)
         if m:

@@ -93,10 +93,15 @@ def negated_terms(text: str) -> set[str]:
         ['breac']
         >>> sorted(negated_terms("Does the incident commander hand over after 4 hours, same as the scribe?"))
         ['scrib']
+        >>> sorted(negated_terms("Is the finance team's reply due in 6 hours, same as the disputes team?"))
+        ['dispu']
     """
     out: set[str] = set()
     for m in _EXCLUDED.finditer(text):
-        out |= set(sorted(question_terms(m.group(1)), key=m.group(1).lower().find)[:2])
+        # (a word the question also asks with is no ruled-out case: "the finance team, the same as
+        # the disputes team" rules out the disputes team, not teams)
+        rest = question_terms(text[: m.start()] + " " + text[m.end():])
+        out |= set(sorted(question_terms(m.group(1)), key=m.group(1).lower().find)[:2]) - rest
     return out
 
 

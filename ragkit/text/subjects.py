@@ -28,7 +28,8 @@ from ragkit.text.relevance import with_codes
 from ragkit.text.words import IRREGULAR, TASK_STOPWORDS
 
 __all__ = ["asking_clause", "in_clause", "relative_thing", "described_subject", "described_clause",
-           "asked_subject", "subject_words", "requesters"]
+           "asked_subject", "subject_words", "requesters", "typed_records", "which_noun",
+           "required_words"]
 
 
 # where a phrase names the source, not what is asked ("..., according to its design note?")
@@ -66,6 +67,27 @@ def asking_clause(question: str) -> str:
         return ""  # no question word, or no lead-in before it that names a thing by what it does
     kept = " ".join(_ACCORDING.sub(" ", c) for c in clauses[first:])
     return " ".join(kept.replace("?", " ").split())
+
+
+def typed_records(question: str, ids: Sequence[str], kinds: Sequence[str]) -> set[str]:
+    """The record types (of ``kinds``) the question names together with one of its identifiers:
+    "the OPS-4025 postmortem", "OPS-4025's postmortem", "the postmortem for OPS-4025".
+
+    Such a type word says which record holds the answer, not what is asked of it: "What fix does
+    the OPS-9577 postmortem record?" asks a fix, and every sentence of the postmortem is in a
+    postmortem.
+
+    Example:
+        >>> typed_records("What fix does the OPS-9577 postmortem record?", ["OPS-9577"], ["postmortem"])
+        {'postmortem'}
+        >>> typed_records("Which postmortem covers OPS-9577?", ["OPS-9577"], ["postmortem"])
+        set()
+    """
+    if not ids:
+        return set()
+    ask, alts = ask_of(question).lower(), "|".join(re.escape(i.lower()) for i in ids)
+    together = r"\b(?:{ids})(?:'s)?\s+{kind}s?\b|\b{kind}s?\s+(?:for|of|on|about)\s+(?:{ids})\b"
+    return {kind for kind in kinds if re.search(together.format(ids=alts, kind=kind), ask)}
 
 
 # "the bank that holds ...": a thing (group 1) a relative clause describes
@@ -194,6 +216,28 @@ def in_clause(words: Sequence[str], question: str) -> list[str]:
     """
     clause = asking_clause(question).lower()
     return [w for w in words if clause and re.search(rf"\b{re.escape(w.lower())}\b", clause)]
+
+
+def which_noun(words: Sequence[str], question: str) -> list[str]:
+    """The one of ``words`` a "which ...?" question asks an instance of ("Which *bank* holds the
+    account affected in OPS-1769?" asks a bank: a sentence that names only the account does not
+    answer it); ``[]`` when the ask is no "which" question or that noun is not among ``words``.
+
+    Example:
+        >>> which_noun(["bank", "holds", "account"], "Which bank holds the account in OPS-1769?")
+        ['bank']
+        >>> which_noun(["bank", "account"], "What does the bank charge?")
+        []
+    """
+    m = re.search(r"\bwhich\s+([a-z-]+)", questions_of(ask_of(question)), re.IGNORECASE)
+    return [w for w in words if m is not None and w.lower() == m.group(1).lower()]
+
+
+def required_words(words: Sequence[str], question: str, *, free_text: bool = False) -> list[str]:
+    """The ``words`` an answering sentence must name one of: those of the :func:`asking_clause`,
+    else, for a free-text answer, the noun a "which" question asks an instance of (:func:`which_noun`:
+    a typed value says what it is by its form, "pol-fees-v2" for "which policy"); ``[]``: no rule."""
+    return in_clause(words, question) or (which_noun(words, question) if free_text else [])
 
 
 # "Kemi Petrakis from Acme wants ...", "Jonas at Wayne is writing ...", "Yara says ...": who asks

@@ -327,9 +327,14 @@ def parse_task(task: str, *, tenant: str = "*", as_of: object = None) -> TaskFra
     # an event unless the ask names a standing rule or speaks of the present ("still", "Can I ...?");
     # "how many days did we have to ...?" measures what a rule required, whatever the tense
     obligation = asks_obligation(message)
-    # (a word after an article is no verb: "a fixed limit" says nothing happened)
-    verbs = re.sub(r"\b(?:a|an|the|any)\s+[\w-]+", " ", ask, flags=re.IGNORECASE)
-    event = bool(_EVENT.search(verbs)) and not obligation or not (
+    # (a word after an article is no verb: "a fixed limit" says nothing happened.) The question's own
+    # tense decides, then a rule it names ("... it rolled into tomorrow's batch. What DKK cutoff are
+    # they on today?" asks a rule), then the tense of the story it leans on ("The review produced a
+    # follow-up ticket. Where does it stand?")
+    verbs, question = (re.sub(r"\b(?:a|an|the|any)\s+[\w-]+", " ", t, flags=re.IGNORECASE)
+                       for t in (ask, questions_of(ask)))
+    happened = bool(_EVENT.search(question)) or not _RULE.search(question) and bool(_EVENT.search(verbs))
+    event = happened and not obligation or not (
         _RULE.search(ask) or asks_present_state(message) or obligation
     )
     # what happened is found by everything the message says about it ("the complaint was that

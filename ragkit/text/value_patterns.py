@@ -112,9 +112,12 @@ FORM_PATTERNS: dict[str, re.Pattern[str] | ProfileRegex] = {
         r"|(?<![\d.,:])(?:1[0-2]|0?[1-9])\s*[ap](?:\.m\.|m\b)",
         re.IGNORECASE,
     ),
-    # the code and the figure on one line ("currency=EUR" ending a log line is no amount)
+    # the code and the figure on one line ("currency=EUR" ending a log line is no amount); a price of
+    # a rate plus a fixed amount ("0.18% + EUR 0.07") is one amount
     "amount": ProfileRegex(
-        "currencies", transform=lambda c: rf"\b(?:{c})[ \t\u00a0]?\d[\d,]*(?:\.\d+)?(?![\d.]*\d)"
+        "currencies",
+        transform=lambda c: rf"(?:\b\d+(?:\.\d+)?\s?%\s?\+\s?)?"
+                            rf"\b(?:{c})[ \t\u00a0]?\d[\d,]*(?:\.\d+)?(?![\d.]*\d)",
     ),
     "date": re.compile(
         rf"\b\d{{4}}-\d{{2}}-\d{{2}}(?!\d)"

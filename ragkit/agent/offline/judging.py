@@ -21,6 +21,7 @@ from ragkit.agent.offline.page import visible
 from ragkit.agent.offline.passages import (
     UNSTATED,
     contrasts,
+    heading_words,
     holder,
     names,
     outside_period,
@@ -42,8 +43,9 @@ from ragkit.evidence.resolution import resolve
 from ragkit.text.asked import asked_id_shape
 from ragkit.text.profile_views import ProfileWords
 from ragkit.text.relevance import with_codes
-from ragkit.text.subjects import described_clause, described_subject, in_clause, subject_words
+from ragkit.text.subjects import described_clause, described_subject, required_words, subject_words
 from ragkit.text.untrusted import looks_like_instruction
+from ragkit.text.value_patterns import STATUS_WORDS
 from ragkit.text.words import SAME_MEANING, TASK_STOPWORDS, compound_stems, stem
 
 __all__ = ["GENERIC", "FRAME", "Judgement", "Judging"]
@@ -291,8 +293,9 @@ class Judging(RunMemory):
         compounds that title a delivered record (a service: what is asked about, not what is asked)."""
         out, subject = [], described_subject(self.frame.task)  # "the bank that holds ...": asked about
         clause = {stem(w.lower()) for w in with_codes(" ".join(described_clause(self.frame.task))).split()}
+        proposed = str(STATUS_WORDS) if self.asked == "status" else "$^"  # "resolved yet?" proposes one
         for w in self.frame.predicate:
-            if w in self.titled or w == subject or stem(w) in clause:
+            if w in self.titled or w == subject or stem(w) in clause or re.fullmatch(proposed, w):
                 continue  # a thing with records of its own, or what names it: not what is asked of it
             for part in re.split(r"[-_]", w):
                 if len(part) > 2 and part not in GENERIC and part not in FRAME and part not in TASK_STOPWORDS:
@@ -344,7 +347,8 @@ class Judging(RunMemory):
         have = compound_stems(situated, {stem(t.lower()) for t in terms if t not in whole})
         # "fixed" says only that something happened: an ask that names the thing (cutover) needs it named
         things = self.attribute_things()
-        clause = in_clause(terms, self.frame.task)  # past "the service that builds ...," (it names a thing)
+        # past "the service that builds ...," (it names a thing); "which bank ...?" asks a bank
+        clause = required_words(terms, self.frame.task, free_text=self.asked == "text")
         if clause and not any(stem(t.lower()) in have for t in clause):
             return [UNSTATED + " / ".join(clause[:4])]
         # "must the daily cash report be checked": a checklist's hour is not the report's (half its words)
@@ -368,13 +372,13 @@ class Judging(RunMemory):
         Availability" for "4. Availability (continued)"): a table continued under a new heading is
         still defined by the section that opened it."""
         doc_id, anchor = str(use.item.get("doc_id")), str(use.item.get("anchor") or "")
-        topic = _heading_words(anchor)
+        topic = heading_words(anchor)
         if not topic:
             return ""
         return " ".join(
             str(u.item.get("text", "")) for u in self.sections
             if str(u.item.get("doc_id")) == doc_id and u.citation != use.citation
-            and topic & _heading_words(str(u.item.get("anchor") or ""))
+            and topic & heading_words(str(u.item.get("anchor") or ""))
         )
 
     def _missing(self, record: DecisionRecord, counted: Sequence[EvidenceUse]) -> str:
@@ -394,7 +398,3 @@ def _shares(words: Sequence[str], text: str) -> bool:
     classes = {stem(w) for w in words} & {g[0] for g in SAME_MEANING}
     return bool(classes) and bool(classes & compound_stems(text))
 
-
-def _heading_words(anchor: str) -> set[str]:
-    """The words of a section's anchor that name its topic (no numbers, no "continued")."""
-    return {w for w in anchor.split("-") if len(w) > 3 and not w.isdigit() and w not in ("continued", "cont")}

@@ -30,7 +30,7 @@ from ragkit.text.relevance import (
     table_cell,
     with_codes,
 )
-from ragkit.text.subjects import relative_thing, subject_words
+from ragkit.text.subjects import relative_thing, subject_words, typed_records, which_noun
 from ragkit.text.taskparse import content_words
 from ragkit.text.words import ID_VALUE_PATTERN, stem, word_stems
 
@@ -58,14 +58,18 @@ class Lookups(Judging):
         args.update({k: v for k, v in extra.items() if v is not None})
         return args
 
-    def read_asked_record(self, state: AgentState, judgement: Judgement) -> Action | None:
+    def read_asked_record(self, state: AgentState, judgement: Judgement, *,
+                          decided: bool = False) -> Action | None:
         """The record the ask names by its type ("what came out of the OPS-1847 postmortem"), read
         whole when only some of its sections were delivered: the section that answers may be one
-        no query reached (an action-items table under a postmortem's other sections)."""
+        no query reached (an action-items table under a postmortem's other sections). Once a value
+        is ``decided``, only a record named by type and key together ("the OPS-9577 postmortem")."""
         words = set(content_words(ask_of(self.frame.task)))
         named = {t for t in active_profile().source_types if t in words or f"{t}s" in words}
         ids = [i.lower() for i in self.frame.identifiers]
-        if not named and not ids:
+        if decided:
+            named = typed_records(self.frame.task, ids, sorted(named))
+        if not named and (not ids or decided):
             return None
         names = [n.lower() for n in self.frame.names]
         for use in read_uses(state):
@@ -74,6 +78,7 @@ class Lookups(Judging):
             # or a record about that key outside its thread (the postmortem whose entities name it)
             entities = {str(e).lower() for e in use.item.get("entities") or []}
             own = doc_id.lower() in ids or bool(entities & set(ids)) and thread_of(use) is None
+            own = own and not decided
             if use.item.get("source_type") not in named and not own or doc_id in self.fetched:
                 continue
             if doc_id.lower() in self.via or thread_of(use) in self.via:
@@ -88,11 +93,9 @@ class Lookups(Judging):
         # none delivered yet ("the OPS-4025 postmortem"): search among records of that type, once
         have = {str(u.item.get("source_type")) for u in read_uses(state)
                 if any(i in record_text(u) for i in ids)}
-        ask, alts = ask_of(self.frame.task).lower(), "|".join(map(re.escape, ids))
-        for kind in sorted(named - have) if ids else ():
-            # named by type and key together: "the OPS-4025 postmortem", "the postmortem for OPS-4025"
-            together = rf"\b(?:{alts})(?:'s)?\s+{kind}s?\b|\b{kind}s?\s+(?:for|of|on|about)\s+(?:{alts})\b"
-            if not re.search(together, ask) or f"typed:{kind}" in self.tried or state.searches_left <= 0:
+        # named by type and key together: "the OPS-4025 postmortem", "the postmortem for OPS-4025"
+        for kind in sorted(typed_records(self.frame.task, ids, sorted(named - have))):
+            if f"typed:{kind}" in self.tried or state.searches_left <= 0:
                 continue
             self.tried.add(f"typed:{kind}")
             return Action("search", self.search_args(" ".join(self.frame.identifiers), doc_type=kind),
@@ -107,6 +110,8 @@ class Lookups(Judging):
         m = _DESCRIBED.search(ask_of(self.frame.task))
         if m is None and state.searches_left > 0 and not self.frame.identifiers:
             return self._row_described(state) or self._row_named(state)
+        if m is None and state.searches_left > 0:
+            return self._object_named(state)
         if m is None or state.searches_left <= 0:
             return None
         noun, verb, ident = m.group(1).lower(), m.group(2).lower(), m.group(3).lower()
@@ -124,6 +129,31 @@ class Lookups(Judging):
                 rest = [w for w in self.frame.predicate if w not in (noun, verb) and w not in ident]
                 return Action("search", self.search_args(" ".join([name, *rest])),
                               f"the {noun} that {verb} {m.group(3)} is {name} ({use.citation})")
+        return None
+
+    def _object_named(self, state: AgentState) -> Action | None:
+        """"Which bank holds the account affected in OPS-1769?": the question asks a thing (a bank) of
+        another that it names by a noun (the account). Once the task's own record names that noun
+        with an identifier ("Affected account hooli-45727"), search for the identifier, once."""
+        asked = which_noun(self.frame.predicate, self.frame.task)
+        nouns = [w for w in self.frame.predicate if asked and w != asked[0] and len(w) > 2]
+        task_ids = {i.lower() for i in self.frame.identifiers}
+        for use in read_uses(state) if nouns else ():
+            if not any(i in record_text(use) for i in task_ids):
+                continue  # only the task's own record says which thing it is about
+            text = str(use.item.get("text", ""))
+            alts = "|".join(map(re.escape, nouns))
+            for m in re.finditer(rf"\b(?:{alts})\s+(?=(\S+))", text, re.IGNORECASE):
+                named = m.group(1).rstrip(".,;:)")
+                ident = named.lower()
+                if not ID_VALUE_PATTERN.fullmatch(ident) or ident in self.followed or ident in task_ids:
+                    continue
+                self.referents.append(named)  # the question is about it: its row answers
+                self.followed.add(ident)
+                self.anchors.add(ident)
+                self.leads.setdefault(ident, named_in(state, use.citation, ident, text))
+                return Action("search", self.search_args(ident, k=8),
+                              f"the {asked[0]} asked of {m.group(0)}{ident} ({use.citation})")
         return None
 
     def _row_named(self, state: AgentState) -> Action | None:

@@ -38,6 +38,7 @@ __all__ = [
     "UNSTATED",
     "referred_as",
     "contrasts",
+    "heading_words",
     "respelled",
     "reworded",
     "states_cause",
@@ -279,3 +280,8 @@ def outside_period(item: Mapping[str, object], period: tuple[str, str] | None, *
     if event and published and not (start <= published < late):
         return f"published {published}, outside the period asked about ({start[:7]})"
     return None
+
+
+def heading_words(anchor: str) -> set[str]:
+    """The words of a section's anchor that name its topic (no numbers, no "continued")."""
+    return {w for w in anchor.split("-") if len(w) > 3 and not w.isdigit() and w not in ("continued", "cont")}

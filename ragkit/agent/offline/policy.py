@@ -67,7 +67,8 @@ class OfflineRun(Moves):
             return Action("search", self.search_args(self.frame.task), "first query: the task")
         judgement = self.judge(state)
         if judgement.decided:
-            action = (self.onward_lead(state, judgement) or self.referenced_clause(state, judgement)
+            action = (self.read_asked_record(state, judgement, decided=True)
+                      or self.onward_lead(state, judgement) or self.referenced_clause(state, judgement)
                       or self.opened_table(state, judgement) or self.read_cause_review(state, judgement))
             if action is not None:
                 return action
