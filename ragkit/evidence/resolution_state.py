@@ -287,13 +287,12 @@ def record_prefixes(
     low = ask.lower()
     after = [w for x in re.finditer(r"\b(?:which|what)\b", low)
              for w in re.findall(r"[\w'-]+", low[x.end():])[:3]]
-    named = next((k for w in after for k in (w, w.removesuffix("s")) if k in kinds), None)
-    m = re.search(rf"\b({re.escape(named)})", low) if named else None
-    if m is None:  # "what's the rollout id?" names the type before "id"
-        m = re.search(r"\b(\w+?)(?:'s)?\s+(?:id|key|identifier|number)\b", ask.lower())
-    if m is None or m.group(1) not in kinds:
+    asked = next((k for w in after for k in (w, w.removesuffix("s")) if k in kinds), None)
+    if asked is None:  # "what's the rollout id?" names the type before "id"
+        m = re.search(r"\b(\w+?)(?:'s)?\s+(?:id|key|identifier|number)\b", low)
+        asked = m.group(1) if m is not None and m.group(1) in kinds else None
+    if asked is None:
         return set(), set()
-    asked = m.group(1)
     prefixes: dict[str, set[str]] = {}
     for e in evidence:  # (a record of no stated type, plain "text", may be of the asked one)
         if e.envelope.source_type not in ("", "text") and (p := re.match(r"[a-z]+-", e.doc_id.lower())):

@@ -138,12 +138,12 @@ class Lookups(Judging):
         asked = which_noun(self.frame.predicate, self.frame.task)
         nouns = [w for w in self.frame.predicate if asked and w != asked[0] and len(w) > 2]
         task_ids = {i.lower() for i in self.frame.identifiers}
+        noun_then = re.compile(rf"\b(?:{'|'.join(map(re.escape, nouns))})\s+(?=(\S+))", re.IGNORECASE)
         for use in read_uses(state) if nouns else ():
             if not any(i in record_text(use) for i in task_ids):
                 continue  # only the task's own record says which thing it is about
             text = str(use.item.get("text", ""))
-            alts = "|".join(map(re.escape, nouns))
-            for m in re.finditer(rf"\b(?:{alts})\s+(?=(\S+))", text, re.IGNORECASE):
+            for m in noun_then.finditer(text):
                 named = m.group(1).rstrip(".,;:)")
                 ident = named.lower()
                 if not ID_VALUE_PATTERN.fullmatch(ident) or ident in self.followed or ident in task_ids:
