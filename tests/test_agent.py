@@ -922,3 +922,38 @@ def test_a_patch_is_a_fix_and_the_rollout_carrying_it_completes_on_its_date():
         result = Agent(TitledShelf(docs=docs), OfflinePolicy(), placement="hybrid").run(question,
                                                                                         as_of="2026-03-01")
         assert not result.abstained and result.value == "2026-02-15", (question, result.answer)
+
+
+def test_a_rollout_named_in_another_events_thread_does_not_answer_for_the_asked_event():
+    """"Which rollout pinned the schedules to UTC after a daylight-saving shift broke the July
+    postings?" names no ticket: the thread the task's words place best (OPS-1333, whose comment
+    states that cause and fix) is the event. Another ticket's thread (OPS-6965, a stale FX rate in
+    the same month) names a rollout for *its* fix; that is another event's rollout, and with none
+    recorded for the asked event the agent abstains."""
+    july = "2025-07-23T09:00:00+00:00"
+    base = {k: v for k, v in SHELF[0].items() if k not in ("text", "doc_id", "anchor", "links")}
+    base.update(published_at=july, effective_from=july)
+    ticket = {**base, "tenant": "acme", "source_type": "ticket"}
+    comment = {**ticket, "source_type": "ticket_comment", "anchor": "top"}
+    docs = [
+        {**ticket, "doc_id": "ops-1333", "anchor": "top", "title": "OPS-1333: Acme ledger postings stopped",
+         "links": ["ops-1333-c2"],
+         "text": "OPS-1333: in July, ledger postings stopped halfway through the batch."},
+        {**comment, "doc_id": "ops-1333-c2", "title": "OPS-1333 comment by Mbeki", "links": ["ops-1333"],
+         "text": "A daylight-saving shift moved the cron schedule. The fix was to pin every schedule "
+                 "to UTC."},
+        {**ticket, "doc_id": "ops-6965", "anchor": "top", "title": "OPS-6965: Acme reports stale FX rate",
+         "links": ["ops-6965-c4"],
+         "text": "OPS-6965: in July, after a schedule change, conversions used the previous day's FX "
+                 "rate (times below are UTC)."},
+        {**comment, "doc_id": "ops-6965-c4", "title": "OPS-6965 comment by Cavanagh", "links": ["ops-6965"],
+         "text": "Fix merged as 3f17be5; it goes out with RO-7781."},
+        {**base, "doc_id": "ro-7781", "anchor": "top", "tenant": "acme", "source_type": "rollout",
+         "authority": "deployment_system", "title": "RO-7781: card-settler 2.3.0", "links": [],
+         "text": "RO-7781 rolled out card-settler 2.3.0."},
+    ]
+    result = Agent(TitledShelf(docs=docs), OfflinePolicy(), placement="hybrid").run(
+        "Which Acme rollout pinned the schedules to UTC after a daylight-saving shift broke the July "
+        "postings?", as_of="2025-09-15",
+    )
+    assert result.abstained, result.answer

@@ -374,3 +374,21 @@ def test_a_price_asks_an_amount_and_which_policy_asks_the_policys_id() -> None:
     assert asked_forms("What's the price per received bank transfer under the agreement?") == ("amount",)
     assert asked_forms("Which policy governs the release that shipped the fix for OPS-1958?") == ("id",)
     assert asked_id_shape("which policy governs the release that shipped the fix for ops-1958?") == "slug"
+
+
+def test_which_of_someones_things_and_which_thing_does_ask_an_instance_of_that_thing():
+    """"Which of Wayne's accounts carries the EUR 230,000 threshold?" asks an account (an
+    identifier), as "which account ...?" does; "Which bank holds the account with the EUR 230,000
+    threshold?" asks a bank (free text), not the threshold's amount it looks the account up by."""
+    assert asked_forms("Which of Wayne's accounts carries the EUR 230,000 sweep threshold?") == ("id",)
+    assert asked_forms("Which bank holds the account with the EUR 230,000 sweep threshold?") == ()
+    assert asked_forms("Which single manual payout limit should operations work to?")[0] == "amount"
+    assert asked_forms("Which tenant's EUR cutoff moved?") == ("time",)
+
+
+def test_a_yes_no_why_question_proposes_a_cause_not_its_date():
+    """"Was the refused file Soylent had on 5 January 2026 down to a stale mapping table?" asks
+    whether that was the cause (free text); the date places the event, it is not a proposed answer.
+    A yes/no question that proposes a date still asks a date."""
+    assert asked_forms("Was the file Soylent had refused on 5 January 2026 down to a stale table?") == ()
+    assert asked_forms("Did the fix ship on 29 January?")[0] == "date"

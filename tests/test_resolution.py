@@ -1280,3 +1280,55 @@ def test_a_sentence_stating_another_point_figure_is_about_another_instance() -> 
                title="Soylent settlement schedule")
     record = resolve("whats the cut off for Soylent NOK atm? old sheet says 13:15", [sheet], "2026-04-15")
     assert record.decision is not None and record.decision.surface == "13:00", record.decision
+
+
+def test_a_sentence_saying_what_the_asked_thing_is_answers_over_one_naming_it() -> None:
+    """"What fix does the postmortem record?": "The fix was to add disk alerts ..." says what the fix
+    is; the timeline's "fix deployed (RO-7341)" only names it, earlier in the same record."""
+    meta = {"authority": "incident_review", "source_type": "postmortem", "tenant": "acme",
+            "title": "Postmortem: Acme settlement incident, May 2025"}
+    timeline = ev("pm-acme-ops-9577", "## Timeline\n\n| Time (UTC) | Event |\n|---|---|\n"
+                  "| 20 May 13:26 | fix deployed (RO-7341) |", "timeline", **meta)
+    cause = ev("pm-acme-ops-9577", "## Root cause\n\nDisk on the export host filled up. The fix was to add "
+               "disk alerts and rotate old exports.", "root-cause", **meta)
+    for question in ("What fix does the OPS-9577 postmortem record?",
+                     "After the malformed SEPA file at Acme in May, what did the review say the fix was?"):
+        record = resolve(question, [timeline, cause], "2026-02-02")
+        assert record.decision is not None and "add disk alerts" in str(record.decision.value), (
+            question, record.decision)
+
+
+def test_a_question_about_what_is_proposed_or_will_apply_is_not_answered_by_what_holds_now() -> None:
+    """"What will the threshold be once the June revision applies?" and "Is it going up to EUR 40,000
+    from June?" ask about a change to come: the version in force states what holds now, so with no
+    proposal in the evidence the resolution abstains. A proposal (a draft status) may state it; the
+    same policy answers a question about now."""
+    meta = {"authority": "policy_owner", "source_type": "policy", "tenant": "global",
+            "effective_from": "2025-08-02"}
+    policy = ev("pol-refund-approval-v2", "The second-approver threshold is EUR 25,000.", "thresholds",
+                **meta)
+    for question in ("What will the refund second-approver threshold be once the June revision applies?",
+                     "Is the second-approver limit for refunds going up to EUR 40,000 from June?"):
+        assert resolve(question, [policy], "2026-04-20").decision is None, question
+    now = resolve("What is the refund second-approver threshold?", [policy], "2026-04-20")
+    assert now.decision is not None and now.decision.surface == "EUR 25,000"
+    draft = ev("prop-refund-approval", "We propose a second-approver threshold of EUR 40,000.", "proposal",
+               **{**meta, "status": "draft"})
+    proposed = resolve("What second-approver threshold for refunds has been proposed?", [policy, draft],
+                       "2026-04-20")
+    assert proposed.decision is not None and proposed.decision.surface == "EUR 40,000", proposed.decision
+
+
+def test_a_short_plural_in_the_question_matches_its_singular_in_the_source() -> None:
+    """"... the action to check the banks' maintenance notices": "banks" and "bank" are one word (a
+    five-letter prefix kept them apart), so the row about bank maintenance notices names its owner,
+    not the row whose only shared word is "name"."""
+    table = ("## Actions\n\n| Ref | Action | Owner | Due |\n|---|---|---|---|\n"
+             "| 2026-10/3 | check the bank maintenance notices against the contract | Abernathy "
+             "| 2026-11-01 |\n"
+             "| 2026-10/5 | name an owner for each unowned runbook | Vasquez-Lind | 2026-11-03 |")
+    actions = ev("min-orb-2026-10", table, "actions", authority="operations", source_type="wiki",
+                 title="Operations review board, October")
+    question = "Whose name is on the board's action to check the banks' maintenance notices?"
+    record = resolve(question, [actions], "2026-10-27")
+    assert record.decision is not None and record.decision.surface == "Abernathy", record.decision

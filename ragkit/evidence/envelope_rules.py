@@ -23,6 +23,7 @@ from collections import deque
 from ragkit.core.records import GLOBAL_TENANT
 from ragkit.core.scope import validity
 from ragkit.evidence.resolution_state import Item, Resolution, dated_in, iso_day, names_identifier, refers_to
+from ragkit.text.asked import asks_future
 from ragkit.text.profile import active_profile
 from ragkit.text.relevance import COMPLETED, MONTH_NAMES, condition_event, mentions
 from ragkit.text.untrusted import looks_like_instruction
@@ -34,8 +35,8 @@ __all__ = ["apply_gates", "reject_decoys", "follow_supersedes", "check_condition
 
 def apply_gates(r: Resolution) -> None:
     """Rules 1-4: scope (``other_tenant``, ``acl``), untrusted text, publication and validity at
-    ``as_of``, drafts (``not_in_force``); then a source about another tenant than the one the
-    question names."""
+    ``as_of``, drafts (``not_in_force``) and, for a question about a change to come, sources in
+    force; then a source about another tenant than the one the question names."""
     if r.scope is None:
         r.to_confirm.append("no caller given: tenant and ACL scope were not checked")
     if r.moment is None:
@@ -89,6 +90,7 @@ def apply_gates(r: Resolution) -> None:
             else:
                 it.reject("expired", f"in effect until {iso_day(env.effective_to)}, before as_of")
     _reject_drafts(r)
+    _reject_in_force_for_future(r)
     for it in r.items:
         if it.state != "rejected" and r.asked_tenants:
             tenant = it.ev.envelope.tenant
@@ -110,6 +112,19 @@ def _reject_drafts(r: Resolution) -> None:
         status = it.ev.envelope.status.strip().lower()
         if it.state != "rejected" and status in statuses:
             it.reject("not_in_force", f"its status is '{status}': a proposal, not a rule in force")
+
+
+def _reject_in_force_for_future(r: Resolution) -> None:
+    """A question about what is proposed or what will apply ("What will the threshold be once the
+    June revision applies?", "Has a cut to 4% been put forward?") is not answered by a source in
+    force: it states what holds now. Only a proposal (a draft status) may state it."""
+    if not asks_future(r.question):
+        return
+    statuses = {s.lower() for s in active_profile().draft_statuses}
+    for it in r.items:
+        if it.state != "rejected" and it.ev.envelope.status.strip().lower() not in statuses:
+            it.reject("neighbouring_fact", "states what holds now; the question asks what is proposed or "
+                      "will apply")
 
 
 def reject_decoys(r: Resolution) -> None:

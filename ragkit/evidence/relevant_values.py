@@ -64,9 +64,10 @@ from ragkit.text.words import compound_stems, id_shape, stem, word_stems
 
 __all__ = ["read_relevant_values"]
 
-
 #: Quantities a question that names no kind of value may still ask for ("how soon", "what slice").
 _QUANTITIES = ("time", "amount", "duration", "percentage", "count")
+#: A sentence that says what its subject is: "The fix was to add disk alerts ..." (the noun it defines).
+_DEFINES = re.compile(r"\W*(?:the|its|their|our)\s+(?:[\w-]+\s+){0,2}?([\w-]+)\s+(?:is|was|are|were)\b", re.I)
 
 
 def read_relevant_values(r: Resolution) -> None:
@@ -222,6 +223,8 @@ def read_relevant_values(r: Resolution) -> None:
                 score += 4 if rooted else 2  # and best by the one that says it is the root cause
             if not r.forms and r.deontic and DEONTIC.search(sentence):
                 score += 2  # "what does the policy require?" is answered by what it says must happen
+            if not r.forms and (d := _DEFINES.match(sentence)) and stem(d.group(1).lower()) in r.predicate:
+                score += 2  # "what fix ...?": "The fix was to ..." says what it is; "fix deployed" names it
             situated_text = situated_sentence(text, a, b, it.ev.envelope.title)
             candidates.append((score, v, frozenset(named), situated_text))
         if candidates:

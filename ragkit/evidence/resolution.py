@@ -23,7 +23,9 @@ live in modules of their own: 1-5 and 7 in :mod:`ragkit.evidence.envelope_rules`
    at or before ``as_of`` -> ``superseded`` (a successor is named) or ``expired``. No
    ``effective_from`` means validity *unknown*: kept, said, never assumed current. A draft or
    proposal (envelope ``status`` in the profile's ``draft_statuses``) -> ``not_in_force``,
-   unless the question asks about drafts or proposals.
+   unless the question asks about drafts or proposals; a question about what is proposed or
+   will apply ("going up to EUR 40,000 from June?") is not answered by a source in force
+   (``neighbouring_fact``: it states what holds now).
 4b. **lexical decoys**: when the question places its event in a month ("in September 2025"),
    a source that shares the question's identifier but is dated in another month, while a
    source sharing it is dated in that month, is ``lexical_decoy`` (unless it belongs to the

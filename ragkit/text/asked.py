@@ -6,7 +6,8 @@ asks for ("what time" -> ``time``; "how many minutes" -> ``duration``; a yes/no 
 proposes "still 11:15?" -> ``time``), :func:`asked_kind` to the kind they compare as,
 :func:`asked_id_shape` to the shape of identifier ("which commit" -> a hash),
 :func:`proposed_identifiers` to the identifiers a yes/no question puts forward, :func:`asked_unit`
-to what a count counts, and :func:`without_measures` blanks the values a question only checks.
+to what a count counts, and :func:`without_measures` blanks the values a question only checks;
+:func:`asks_future` says whether it asks what is proposed or will apply rather than what holds now.
 What thing a question asks about (rather than what of it) is read by :mod:`ragkit.text.subjects`.
 The rules are the profile's ``ask_rules`` and ``asked_shapes`` (documented regexes, not a model).
 
@@ -22,6 +23,7 @@ from __future__ import annotations
 import re
 
 from ragkit.text.asking import (
+    AUXILIARIES,
     QUESTION_PREPOSITIONS,
     QUESTION_WORDS,
     ask_of,
@@ -42,6 +44,7 @@ __all__ = [
     "counts_unit",
     "proposed_identifiers",
     "without_measures",
+    "asks_future",
 ]
 
 # the profile's ``ask_rules``: (pattern, forms), first match wins
@@ -55,6 +58,9 @@ _QUESTION_PHRASE = re.compile(
     rf"(?:{_PHRASE_WORDS})(?:'s)?\b(?:\s+[\w'-]+){{0,3}}"
 )
 
+_WHICH_OF = re.compile(r"\bwhich of (?:the |our |their |its |[\w-]+'s )([\w-]+?ies|[\w-]+?)(?:e?s)?\b")
+# "which bank holds ...": a which-question whose noun is followed by its verb asks an instance of that noun
+_WHICH_NOUN = re.compile(rf"which (?!of\b|one\b)[\w-]+ (?:{AUXILIARIES}|[a-z]+(?:ed|s))\b")
 _DO_SUBJECT = re.compile(r"\b(what|which|who|whom)\s+(?:do|does|did)\b.*")
 
 
@@ -82,10 +88,14 @@ def asked_forms(question: str) -> tuple[str, ...]:
         ()
         >>> asked_forms("What does the reserve hold policy set as the default holding time?")
         ('duration',)
+        >>> asked_forms("Which of Wayne's accounts carries the EUR 230,000 sweep threshold?")
+        ('id',)
     """
     ask = ask_of(question)
     # a value the question states is what it looks up by, not what it asks ("were 99.69% on time?")
     q = without_measures(ask).lower()
+    # "which of Wayne's accounts ..." asks which account, as "which account ..." does
+    q = _WHICH_OF.sub(lambda m: "which " + re.sub(r"ies$", "y", m.group(1)), q)
     ruled: tuple[str, ...] = ()
     found = None
     # "which rollout carried" says what is asked before a noun elsewhere does ("... early cutoff")
@@ -97,18 +107,23 @@ def asked_forms(question: str) -> tuple[str, ...]:
         if found is not None:
             ruled = found
             break
+        if text == phrases and _WHICH_NOUN.match(phrases):
+            break  # "which bank holds the account ...?" asks a bank, whatever else the ask names
+    # a yes/no why-question ("Was the file refused on 5 January down to ...?") proposes a cause; its
+    # date places the event
+    why = found is not None and not found
     if is_yes_no(question):
         said = written_numbers(ask)  # "within half an hour?" proposes a duration
         proposed = [
             v.form for v in read_values(said)
             if (v.form != "id" or v.form in ruled or _proposed_as(said, v))
-            and not _RELATIVE.search(said[: v.start])
+            and not _RELATIVE.search(said[: v.start]) and not (why and v.form == "date")
             # ("Soylent's review": whose, not who)
             and not (v.form == "person" and said[v.end:v.end + 2] in ("'s", "’s"))
         ]
         if proposed_names(question):
             proposed.insert(0, "person")  # "Is Hakimi the assignee?" asks who is
-        if not proposed and (_DAY_MONTH.search(ask) or found is None and _IN_MONTH.search(ask)):
+        if not proposed and not why and (_DAY_MONTH.search(ask) or found is None and _IN_MONTH.search(ask)):
             # "Did it ship on 29 January?", "Is it booked for June?" (when nothing else is asked;
             # not "Was the August 2026 problem down to ...?", whose month places the event)
             proposed.append("date")
@@ -193,6 +208,28 @@ def asked_id_shape(question: str) -> str | None:
             if re.search(pattern, text):
                 return shape
     return None
+
+
+# a question about a change still to come: what a proposal suggests or what will apply later
+_FUTURE = re.compile(
+    r"\b(?:will\s+(?:be|apply|change)|going\s+(?:up|down|to\s+be)|upcoming|proposed|proposal|"
+    r"put\s+forward|once\b[^?]{0,60}?\b(?:applies|apply|takes\s+effect|comes\s+into\s+force))\b",
+    re.IGNORECASE,
+)
+
+
+def asks_future(message: str) -> bool:
+    """Whether an asking sentence asks what is proposed or what will apply, not what holds now.
+
+    Example:
+        >>> asks_future("Is the refund limit going up to EUR 40,000 from June?")
+        True
+        >>> asks_future("What rolling reserve has been proposed for the renewal?")
+        True
+        >>> asks_future("How long will the bank take to confirm?"), asks_future("What's the cutoff?")
+        (False, False)
+    """
+    return bool(_FUTURE.search(questions_of(message)))
 
 
 _HOW_MANY = re.compile(r"\b(?:how many|the most(?=\s+[a-z-]+s\b))\s+((?:[a-z][a-z-]*\s*){1,3})")

@@ -138,19 +138,23 @@ def stem(word: str) -> str:
 
     The word is taken as given (lower-case it first). An irregular past form is read as its verb
     (:data:`IRREGULAR`) and a final "-ies" or "-ied" as "-y" first, so "swept" stems like
-    "sweep", and "retries" and "retried" like "retry".
+    "sweep", and "retries" and "retried" like "retry"; a short plural drops its "-s" ("banks",
+    "days"), which a five-letter prefix would otherwise keep apart from "bank" and "day".
 
     Example:
         >>> stem("settlement"), stem("deployed"), stem("resolved"), stem("retries") == stem("retry")
         ('settl', 'rolli', 'fix', True)
-        >>> stem("swept") == stem("sweeps"), stem("held") == stem("hold")
-        (True, True)
+        >>> stem("swept") == stem("sweeps"), stem("held") == stem("hold"), stem("banks") == stem("bank")
+        (True, True, True)
     """
     word = IRREGULAR.get(word, word)  # "swept" stems like "sweep"
     if len(word) > 4 and word.endswith(("ies", "ied")):
         word = word[:-3] + "y"
+    canon = _CANON.get_all()
+    if 3 < len(word) <= 5 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word if word in canon else word[:-1]  # ("acks" and "ships" are named in the thesaurus)
     out = word[:5] if len(word) >= 5 else word
-    return _CANON.get_all().get(out, out)
+    return canon.get(out, out)
 
 
 def word_stems(text: str) -> set[str]:

@@ -40,7 +40,10 @@ The rules, in the order the loop meets them (CURRICULUM sections 1 and 7):
    decisive source that fails is set aside and resolution runs again; when nothing in scope
    states the attribute, the agent abstains and says what is missing. Cause questions take a
    sentence that states a cause, from the thread of the asked event (the ticket the task's
-   own searches place best, by the cross-encoder's ranks, summed over the searches). A status
+   own searches place best, by the cross-encoder's ranks, summed over the searches); so does
+   any question about an event it describes without a key: another ticket's thread, and a record
+   only another thread led to, tell of another event (a postmortem of the asked event brings the
+   follow-up tickets it names into it). A status
    or date asked of a record reached *from* an identifier ("the fix for OPS-1003") is not read
    from that identifier's own thread. Rule questions try the task's query variants before
    following incident threads; an exception whose condition has ended sends the agent to the

@@ -20,10 +20,12 @@ from ragkit.agent.offline.memory import RunMemory
 from ragkit.agent.offline.page import visible
 from ragkit.agent.offline.passages import (
     UNSTATED,
+    best_thread,
     contrasts,
     heading_words,
     holder,
     names,
+    of_other_event,
     outside_period,
     record_text,
     referred_as,
@@ -49,10 +51,6 @@ from ragkit.text.value_patterns import STATUS_WORDS
 from ragkit.text.words import SAME_MEANING, TASK_STOPWORDS, compound_stems, stem
 
 __all__ = ["GENERIC", "FRAME", "Judgement", "Judging"]
-
-#: Reasons of the searches made with the task's own words (not hops, thread reads, contradictions).
-_TASK_SEARCH = ("always-on retrieval", "first query", "the task as written", "identifiers alone",
-                "keywords of the task", "structured:", "pseudo-relevance")
 
 #: Task words that say nothing about *what* is asked (never coverage; profile ``generic_words``).
 GENERIC = ProfileWords("generic_words")
@@ -100,12 +98,17 @@ class Judging(RunMemory):
             # a cause question is answered by a passage that states a cause, not by the symptom,
             # and by the thread the first search ranked best for the task's own words
             pool = [u for u in counted if states_cause(str(u.item.get("text", "")))]
-            best = self._best_thread(state, counted)
+            best = best_thread(state, counted)
             if best is not None:
                 # the event's own thread, or a record about it (a postmortem that names or links it)
                 pool = [
                     u for u in pool if thread_of(u) == best or (thread_of(u) is None and refers_to(u, best))
                 ]
+        elif self.frame.event and not self.frame.identifiers and state.placement != "pipeline":
+            # an event told by what happened, not by its key: the thread the task's words place best
+            # is the event; another ticket's thread, and what it led the agent to, tell of another
+            best, uses = best_thread(state, counted), list(state.evidence.values())
+            pool = [u for u in pool if best is None or not of_other_event(u, best, uses, self.leads)]
         if self.via and self.asked in ("status", "date") and state.placement != "pipeline":
             # "the review of OPS-8265 produced a follow-up ticket: where does it stand?" asks about
             # the record OPS-8265 leads to; OPS-8265's own status or dates are a neighbour's
@@ -213,41 +216,6 @@ class Judging(RunMemory):
         ):
             return f"not a {state.tenant} record (the task asks about {state.tenant}'s own event)"
         return outside_period(item, f.period, event=f.event)
-
-    def _best_thread(self, state: AgentState, counted: Sequence[EvidenceUse]) -> str | None:
-        """The thread (ticket key) that the searches with the task's own words place best.
-
-        The asked event is the ticket whose report matches the task: each search of the task's
-        words (the task, its keywords, the structured and feedback variants; not hops, thread reads
-        or contradiction searches) votes for the threads of the counted excerpts it delivered,
-        ``1 / rank`` for a thread's best excerpt by the cross-encoder's rank (the best judge of
-        question-passage fit the tool shows). One search's ordering is noisy; several phrasings
-        agreeing on one ticket are less so.
-        """
-        keep = {u.citation for u in counted}
-        votes: dict[str, float] = {}
-        first_seen: dict[str, int] = {}
-        for step in state.steps:
-            if step.action != "search" or step.refused is not None:
-                continue
-            if not step.reason.startswith(_TASK_SEARCH):
-                continue
-            best: dict[str, int] = {}
-            reranked = {str(h.get("citation")): h.get("rerank") for h in step.hits}
-            for n, item in enumerate(step.response.get("results") or [], 1):
-                citation = str(item.get("citation"))
-                if citation not in keep:
-                    continue
-                key = thread_of(state.evidence[citation])
-                rank = int(reranked.get(citation) or n)  # the cross-encoder judges question-passage fit
-                if key is not None and rank < best.get(key, 10**6):
-                    best[key] = rank
-            for key, rank in best.items():
-                votes[key] = votes.get(key, 0.0) + 1.0 / rank
-                first_seen.setdefault(key, len(first_seen))
-        if not votes:
-            return None
-        return max(votes, key=lambda k: (votes[k], -first_seen[k]))
 
     def _leads_for(self, use: EvidenceUse, *, predicating: bool = False) -> str:
         """What named ``use``'s record along a chain (:func:`record_text`); ``predicating``: not a thread."""

@@ -35,6 +35,8 @@ from ragkit.text.words import compound_stems, stem
 
 __all__ = [
     "CAUSAL",
+    "best_thread",
+    "of_other_event",
     "UNSTATED",
     "referred_as",
     "contrasts",
@@ -259,6 +261,65 @@ def thread_roots(use: EvidenceUse, sections: Sequence[EvidenceUse], leads: Mappi
     keys = {thread_of(u) for u in sections if any(i in str(u.item.get("text", "")).lower() for i in followed)}
     roots = [u for u in sections if str(u.item.get("doc_id")).lower() in keys]
     return " ".join(str(u.item.get("text", "")) for u in roots)
+
+
+#: Reasons of the searches made with the task's own words (not hops, thread reads, contradictions).
+_TASK_SEARCH = ("always-on retrieval", "first query", "the task as written", "identifiers alone",
+                "keywords of the task", "structured:", "pseudo-relevance")
+
+def best_thread(state: AgentState, counted: Sequence[EvidenceUse]) -> str | None:
+    """The thread (ticket key) that the searches with the task's own words place best.
+
+    The asked event is the ticket whose report matches the task: each search of the task's
+    words (the task, its keywords, the structured and feedback variants; not hops, thread reads
+    or contradiction searches) votes for the threads of the counted excerpts it delivered,
+    ``1 / rank`` for a thread's best excerpt by the cross-encoder's rank (the best judge of
+    question-passage fit the tool shows). One search's ordering is noisy; several phrasings
+    agreeing on one ticket are less so.
+    """
+    keep = {u.citation for u in counted}
+    votes: dict[str, float] = {}
+    first_seen: dict[str, int] = {}
+    for step in state.steps:
+        if step.action != "search" or step.refused is not None:
+            continue
+        if not step.reason.startswith(_TASK_SEARCH):
+            continue
+        best: dict[str, int] = {}
+        reranked = {str(h.get("citation")): h.get("rerank") for h in step.hits}
+        for n, item in enumerate(step.response.get("results") or [], 1):
+            citation = str(item.get("citation"))
+            if citation not in keep:
+                continue
+            key = thread_of(state.evidence[citation])
+            rank = int(reranked.get(citation) or n)  # the cross-encoder judges question-passage fit
+            if key is not None and rank < best.get(key, 10**6):
+                best[key] = rank
+        for key, rank in best.items():
+            votes[key] = votes.get(key, 0.0) + 1.0 / rank
+            first_seen.setdefault(key, len(first_seen))
+    if not votes:
+        return None
+    return max(votes, key=lambda k: (votes[k], -first_seen[k]))
+
+
+def of_other_event(use: EvidenceUse, key: str, sections: Sequence[EvidenceUse],
+                   leads: Mapping[str, str]) -> bool:
+    """Whether ``use`` tells of another event than the ticket ``key``: it is in another ticket's
+    thread, or the agent reached it through identifiers that only other threads named. A record
+    about the event (its thread, its postmortem) that names or links it brings it into the event:
+    the follow-up ticket a postmortem's action items name."""
+    own = thread_of(use)
+    if own == key or own is None and key in record_text(use):
+        return False
+    named = [own] if own is not None else [i for i in leads if i in record_text(use)]
+    said = {id(u): f"{u.item.get('text', '')} {' '.join(map(str, u.item.get('links') or []))}".lower()
+            for u in sections}  # what each section names, in its text or by its links
+    where = [u for u in sections if u is not use and any(i in said[id(u)] for i in named)]
+    if any(thread_of(u) == key or key in f"{u.item.get('doc_id', '')} {u.item.get('title', '')}".lower()
+           for u in where):
+        return False
+    return own is not None or any(thread_of(u) not in (None, key) for u in where)
 
 
 #: A quarter a record's title says it covers ("Platform operations review, Q2 2026").
