@@ -102,10 +102,15 @@ def apply_gates(r: Resolution) -> None:
                 )
 
 
+def _draft_statuses() -> set[str]:
+    """The envelope statuses that mark a draft or proposal (the profile's ``draft_statuses``)."""
+    return {s.lower() for s in active_profile().draft_statuses}
+
+
 def _reject_drafts(r: Resolution) -> None:
     """A draft or proposal (its envelope ``status`` is one of the profile's ``draft_statuses``)
     states nothing in force, unless the question itself asks about drafts or proposals."""
-    statuses = {s.lower() for s in active_profile().draft_statuses}
+    statuses = _draft_statuses()
     if letter_stems(r.question) & letter_stems(" ".join(statuses)):
         return
     for it in r.items:
@@ -120,7 +125,7 @@ def _reject_in_force_for_future(r: Resolution) -> None:
     force: it states what holds now. Only a proposal (a draft status) may state it."""
     if not asks_future(r.question):
         return
-    statuses = {s.lower() for s in active_profile().draft_statuses}
+    statuses = _draft_statuses()
     for it in r.items:
         if it.state != "rejected" and it.ev.envelope.status.strip().lower() not in statuses:
             it.reject("neighbouring_fact", "states what holds now; the question asks what is proposed or "

@@ -58,6 +58,7 @@ _QUESTION_PHRASE = re.compile(
     rf"(?:{_PHRASE_WORDS})(?:'s)?\b(?:\s+[\w'-]+){{0,3}}"
 )
 
+# "which of Wayne's accounts", "which of the batches": a which-question over someone's things
 _WHICH_OF = re.compile(r"\bwhich of (?:the |our |their |its |[\w-]+'s )([\w-]+?ies|[\w-]+?)(?:e?s)?\b")
 # "which bank holds ...": a which-question whose noun is followed by its verb asks an instance of that noun
 _WHICH_NOUN = re.compile(rf"which (?!of\b|one\b)[\w-]+ (?:{AUXILIARIES}|[a-z]+(?:ed|s))\b")

@@ -267,6 +267,7 @@ def thread_roots(use: EvidenceUse, sections: Sequence[EvidenceUse], leads: Mappi
 _TASK_SEARCH = ("always-on retrieval", "first query", "the task as written", "identifiers alone",
                 "keywords of the task", "structured:", "pseudo-relevance")
 
+
 def best_thread(state: AgentState, counted: Sequence[EvidenceUse]) -> str | None:
     """The thread (ticket key) that the searches with the task's own words place best.
 
@@ -313,13 +314,17 @@ def of_other_event(use: EvidenceUse, key: str, sections: Sequence[EvidenceUse],
     if own == key or own is None and key in record_text(use):
         return False
     named = [own] if own is not None else [i for i in leads if i in record_text(use)]
-    said = {id(u): f"{u.item.get('text', '')} {' '.join(map(str, u.item.get('links') or []))}".lower()
-            for u in sections}  # what each section names, in its text or by its links
-    where = [u for u in sections if u is not use and any(i in said[id(u)] for i in named)]
+    where = [u for u in sections if u is not use and _names_any(u, named)]
     if any(thread_of(u) == key or key in f"{u.item.get('doc_id', '')} {u.item.get('title', '')}".lower()
            for u in where):
         return False
     return own is not None or any(thread_of(u) not in (None, key) for u in where)
+
+
+def _names_any(use: EvidenceUse, idents: Sequence[str]) -> bool:
+    """Whether ``use`` names one of ``idents`` (lower case) in its text or by its links."""
+    hay = f"{use.item.get('text', '')} {' '.join(map(str, use.item.get('links') or []))}".lower()
+    return any(i in hay for i in idents)
 
 
 #: A quarter a record's title says it covers ("Platform operations review, Q2 2026").
