@@ -779,6 +779,142 @@ def test_a_record_about_the_asked_key_is_read_whole():
     assert not result.abstained and result.value == "11:34", result.answer
 
 
+def test_a_time_zone_the_question_names_is_not_the_attribute_it_asks():
+    """"What time (UTC) did we have a workaround running?": the rollout linked from the ticket
+    says "finished at 17:21 UTC", which names the zone but no workaround; it is set aside and the
+    postmortem's timeline row of the workaround answers (or, unread, the agent abstains)."""
+    base = {k: v for k, v in SHELF[0].items() if k not in ("text", "doc_id", "anchor", "links")}
+    pm = {**base, "doc_id": "pm-acme-ops-1935", "tenant": "acme", "source_type": "postmortem",
+          "authority": "incident_review", "title": "Acme reconciliation: misallocated refunds",
+          "entities": ["acme", "OPS-1935"], "links": ["ops-1935"]}
+    docs = [
+        {**base, "doc_id": "ops-1935", "anchor": "top", "tenant": "acme", "source_type": "ticket",
+         "title": "OPS-1935: refunds charged to the wrong merchant", "links": ["ro-8062"],
+         "text": "OPS-1935: refunds were charged to the wrong merchant. The fix goes out with RO-8062."},
+        {**base, "doc_id": "ro-8062", "anchor": "result", "tenant": "acme", "source_type": "rollout",
+         "authority": "deployment_system", "title": "RO-8062: clearing-gateway 2.5.6", "links": [],
+         "text": "RO-8062 for OPS-1935: deployment finished at 17:21 UTC on 26 May 2025."},
+        {**pm, "anchor": "timeline", "hidden": True, "text": "| Time (UTC) | Event |\n|---|---|\n"
+         "| 07:34 | OPS-1935 opened |\n| 11:34 | workaround in place |"},
+    ]
+    question = "OPS-1935: what time (UTC) did we have a workaround running?"
+    result = Agent(HiddenSectionShelf(docs=docs), OfflinePolicy(), placement="hybrid").run(
+        question, as_of="2026-02-02")
+    assert result.value != "17:21", result.answer
+    found = [{**d, "hidden": False} for d in docs]
+    result = Agent(HiddenSectionShelf(docs=found), OfflinePolicy(), placement="hybrid").run(
+        question, as_of="2026-02-02")
+    assert not result.abstained and result.value == "11:34", result.answer
+
+
+def test_a_misspelt_word_is_searched_as_the_evidence_spells_it():
+    """"the dispute commitee": the first search finds a passage that spells it "committee", so the
+    agent's keyword search asks for "committee" and finds the clause the misspelling never would."""
+    base = {k: v for k, v in SHELF[0].items() if k not in ("text", "doc_id", "anchor", "links")}
+    hb = {**base, "doc_id": "hb-disputes", "source_type": "policy", "authority": "policy_owner", "links": []}
+    docs = [
+        {**hb, "anchor": "3-intake", "text": "3.1 Disputes are logged on intake; the disputes committee "
+                                             "sees the weekly list."},
+        {**hb, "anchor": "4-committee", "spelt": "committee",
+         "text": "4.6 A dispute whose amount is above EUR 15,000 goes to the disputes committee."},
+    ]
+
+    class SpeltShelf(ShelfToolbox):
+        """A passage marked ``spelt`` is found only by a query that spells that word right."""
+
+        def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+            if name != "search_knowledge":
+                return super().call(name, arguments)
+            shown = self.docs
+            self.docs = [d for d in shown if d.get("spelt", "") in str(arguments.get("query", ""))]
+            try:
+                return super().call(name, arguments)
+            finally:
+                self.docs = shown
+
+    result = Agent(SpeltShelf(docs=docs), OfflinePolicy(), placement="hybrid").run(
+        "What's the threshold for sending a dispute to the dispute commitee?", as_of="2026-04-15")
+    assert not result.abstained and result.value == "EUR 15000", result.answer
+
+
+def test_before_abstaining_the_agent_lists_what_links_to_the_record_the_question_names():
+    """"How long did it take before the OPS-1099 failure was detected?": the ticket's thread does not
+    say, and no search finds the postmortem, which links to the ticket (the ticket does not link to
+    it). Before abstaining, the agent lists what links to OPS-1099 and reads the review it shows."""
+    base = {k: v for k, v in SHELF[0].items() if k not in ("text", "doc_id", "anchor", "links")}
+    docs = [
+        {**base, "doc_id": "ops-1099", "anchor": "top", "tenant": "acme", "source_type": "ticket",
+         "title": "OPS-1099: duplicate captures in Acme settlement", "links": [],
+         "text": "OPS-1099: the card batch was sent twice; the failure was seen at the bank."},
+        {**base, "doc_id": "pm-acme-ops-1099", "anchor": "detection", "tenant": "acme", "hidden": True,
+         "source_type": "postmortem", "authority": "incident_review", "links": ["ops-1099"],
+         "title": "Postmortem: duplicate captures",
+         "text": "Detection took 10 minutes; the tenant noticed it first."},
+    ]
+
+    class LinkedShelf(HiddenSectionShelf):
+        """``related_documents`` lists the documents that link to the one asked about."""
+
+        def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+            out = super().call(name, arguments)
+            if name == "related_documents":
+                out["linked_from"] = [
+                    self._item(d, 1) for d in self.docs if arguments["doc_id"] in d["links"]]
+            return out
+
+    box = LinkedShelf(docs=docs)
+    result = Agent(box, OfflinePolicy(), placement="hybrid").run(
+        "How long did it take before the OPS-1099 failure was detected?", as_of="2026-02-02")
+    assert not result.abstained and result.value == "10 minutes", result.answer
+    assert ("related_documents", {"doc_id": "ops-1099"}) in box.calls
+
+
+def test_the_source_a_question_reads_from_is_not_what_it_asks():
+    """"What status is OPS-1075 in according to the thread?" asks a status; "the thread" says
+    where to read it, so the comment "Status: investigating." answers without naming a thread."""
+    base = {k: v for k, v in SHELF[0].items() if k not in ("text", "doc_id", "anchor", "links")}
+    docs = [
+        {**base, "doc_id": "ops-1075", "anchor": "top", "tenant": "acme", "source_type": "ticket",
+         "title": "OPS-1075: funding run problem on 31 Dec", "links": ["ops-1075-c4"],
+         "text": "OPS-1075: the funding run on 31 Dec did not start."},
+        {**base, "doc_id": "ops-1075-c4", "anchor": "top", "tenant": "acme", "source_type": "ticket_comment",
+         "title": "OPS-1075 comment by Vasquez-Lind", "links": ["ops-1075"],
+         "text": "Still looking at the scheduler logs. Status: investigating."},
+    ]
+    result = Agent(TitledShelf(docs=docs), OfflinePolicy(), placement="hybrid").run(
+        "What status is OPS-1075 in according to the thread?", as_of="2026-01-12")
+    assert not result.abstained and result.value == "investigating", result.answer
+
+
+def test_a_tenants_rule_question_also_searches_the_rules_for_every_tenant():
+    """"What EUR cutoff applies to Acme right now?": Acme's own policies fill every page a search with
+    its name delivers, and none states a EUR cutoff. A search among the shared rule sources, without
+    the tenant's name, finds the rule that holds for every tenant."""
+    base = {k: v for k, v in SHELF[0].items() if k not in ("text", "doc_id", "anchor", "links")}
+    policy = {**base, "source_type": "policy", "authority": "policy_owner", "links": [], "anchor": "rules"}
+    docs = [{**policy, "doc_id": f"pol-acme-{n}", "tenant": "acme",
+             "text": f"Acme applies its EUR fee schedule {n} right now."} for n in range(6)]
+    docs.append({**policy, "doc_id": "pol-cutoffs", "text": "EUR cutoff: 15:00 for every tenant; it applies "
+                                                          "right now."})
+
+    class TypedShelf(ShelfToolbox):
+        """Searches keep to the source types a ``doc_type`` argument names."""
+
+        def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+            kinds = str(arguments.get("doc_type") or "").split(",")
+            if name != "search_knowledge" or not arguments.get("doc_type"):
+                return super().call(name, arguments)
+            shown, self.docs = self.docs, [d for d in self.docs if d["source_type"] in kinds]
+            try:
+                return super().call(name, arguments)
+            finally:
+                self.docs = shown
+
+    result = Agent(TypedShelf(docs=docs), OfflinePolicy(), placement="hybrid").run(
+        "What EUR cutoff applies to Acme right now?", as_of="2026-03-16")
+    assert not result.abstained and result.value == "15:00", result.answer
+
+
 def test_a_thing_named_by_its_relation_to_an_identifier_is_looked_up_first():
     """"The bank that holds acme-19559": the accounts table names the bank (Vireo Bank); the
     agent searches that bank's agreement, whose documents then count although they never name
@@ -906,6 +1042,38 @@ def test_which_thing_holds_what_a_record_names_is_read_from_that_things_row():
         "Which bank holds the account affected in OPS-1769?", as_of="2026-02-02"
     )
     assert not result.abstained and result.value == "meridian trust", result.answer
+
+
+def test_the_bank_behind_an_account_is_read_from_the_accounts_row_and_its_agreement_answers():
+    """"How many days does the bank behind Acme's euro account get to remedy a breach?" asks a
+    duration of a bank the question describes, not a cause ("behind"). The accounts table's row of
+    Acme's EUR account names the bank (a ticket's row of the same account, with no bank column,
+    names none); the question is then about that bank, and its agreement answers, not another
+    bank's that the searches also deliver."""
+    base = {k: v for k, v in SHELF[0].items() if k not in ("text", "doc_id", "anchor", "links")}
+    breach = ("16.3 Either party may terminate with immediate effect if the other party commits a material "
+              "breach that it has not remedied within {} days.")
+    contract = {**base, "source_type": "policy", "authority": "policy_owner", "anchor": "16-termination",
+                "links": []}
+    docs = [
+        {**contract, "doc_id": "ctr-quarry", "title": "Payment services agreement with Quarry Street Bank",
+         "entities": ["quarry-street-bank"], "text": breach.format(45)},
+        {**contract, "doc_id": "ctr-vireo", "title": "Payment services agreement with Vireo Bank",
+         "entities": ["vireo-bank"], "effective_from": "2025-11-01T00:00:00+00:00",
+         "text": breach.format(60)},
+        {**base, "doc_id": "ops-7879", "anchor": "details", "tenant": "acme", "source_type": "ticket",
+         "title": "OPS-7879: Acme misallocated refunds", "links": [],
+         "text": "| Account | Currency | Amount | Merchants |\n|---|---|---|---|\n"
+                 "| acme-99306 | EUR | EUR 441,785.24 | 46 |"},
+        {**base, "doc_id": "wiki-acme-accounts", "anchor": "accounts", "tenant": "acme",
+         "source_type": "wiki", "title": "Acme account overview", "links": [],
+         "text": "| Account | Currency | Bank |\n|---|---|---|\n| acme-99306 | EUR | Quarry Street Bank |\n"
+                 "| acme-31731 | NOK | Vireo Bank |"},
+    ]
+    result = Agent(TitledShelf(docs=docs), OfflinePolicy(), placement="hybrid").run(
+        "How many days does the bank behind Acme's euro account get to remedy a material breach before "
+        "we may end our agreement with it?", as_of="2026-05-12")
+    assert not result.abstained and result.value == "45 days", result.answer
 
 
 def test_a_patch_is_a_fix_and_the_rollout_carrying_it_completes_on_its_date():

@@ -118,6 +118,9 @@ def test_currency_names_are_read_as_codes() -> None:
     assert with_codes("Canadian dollars and US dollars") == "CAD and USD"
     assert named_codes("Has Tyrell's euro batch moved to the 15:00 close?") == ["EUR"]
     assert named_codes("Is the CET close the same?") == []  # a time zone is not a code the question is about
+    # the country decides a krona's or krone's code, whichever of the two spellings is used
+    assert with_codes("the Norwegian krona cut-off, the Danish krona fee, a krona") == (
+        "the NOK cut-off, the DKK fee, a SEK")
 
 
 _ACCOUNTS = (

@@ -1064,6 +1064,24 @@ def test_a_later_agreement_with_another_party_replaces_nothing() -> None:
     assert reasons(asked) == {"ctr-kestrel-bank": "neighbouring_fact"}
 
 
+def test_the_agreement_whose_title_names_the_row_the_question_is_about_answers() -> None:
+    """"The bank behind Wayne's euro account": the agent reads the bank from the accounts table and
+    the question as being about it ("... (Quarry Street Bank)"). The termination sections share the
+    same words with the question; the agreement whose title names that bank answers, the other
+    bank's states a neighbouring fact. Without the bank named, they stay unresolved."""
+    quarry = _contract("Quarry Street Bank", "quarry-street-bank", "2025-06-12",
+                       "16.3 Either party may terminate with immediate effect if the other party commits a "
+                       "material breach that it has not remedied within 45 days.")
+    vireo = _contract("Vireo Bank", "vireo-bank", "2025-07-01",
+                      "16.3 Either party may terminate with immediate effect if the other party commits a "
+                      "material breach that it has not remedied within 60 days.")
+    question = "How many days does the bank behind our euro account get to remedy a material breach?"
+    assert resolve(question, [quarry, vireo], "2026-05-12").decision is None
+    record = resolve(question + " (Quarry Street Bank)", [quarry, vireo], "2026-05-12")
+    assert record.decision is not None and record.decision.surface == "45 days", record.decision
+    assert reasons(record) == {"ctr-vireo-bank": "neighbouring_fact"}
+
+
 def test_an_identifier_of_another_record_type_does_not_answer_for_the_named_one() -> None:
     """"What's the rollout id?" is not answered by the ticket's key when no rollout was delivered
     (the agent then keeps looking); a rollout key named in the ticket's comment does answer."""
@@ -1085,6 +1103,19 @@ def test_a_free_text_question_about_an_identifier_reads_its_row() -> None:
                tenant="acme", title="Acme accounts")
     record = resolve("Which building society is acme-25788 held with?", [table], "2026-01-10")
     assert record.decision is not None and "Solent Bank" in str(record.decision.surface), record.decision
+
+
+def test_a_free_text_answer_is_the_sentence_most_about_the_question_whatever_its_authority() -> None:
+    """Two sentences are not two values of one fact: for "Which bank is acme-31325 held at?" the
+    accounts table's row of that account (read by its Bank column) answers, not a ticket's sentence
+    that only shares the word "bank", though the ticket's authority ranks above the wiki page's."""
+    table = ev("wiki-accounts", "| Account | Currency | Bank |\n|---|---|---|\n| acme-71349 | EUR | "
+               "Pellucid Bank |\n| acme-31325 | PLN | Quarry Street Bank |", "accounts", authority="support",
+               tenant="acme", title="Acme accounts")
+    ticket = ev("ops-6087", "During the batch close on June 25, the bank rejected the SEPA file.", "top",
+                authority="operations", source_type="ticket", tenant="acme", title="OPS-6087: SEPA file")
+    record = resolve("Which bank is acme-31325 held at?", [table, ticket], "2026-03-01")
+    assert record.decision is not None and "Quarry Street Bank" in str(record.decision.surface), record
 
 
 def test_the_title_line_of_a_record_names_its_key() -> None:
@@ -1317,6 +1348,11 @@ def test_a_question_about_what_is_proposed_or_will_apply_is_not_answered_by_what
     proposed = resolve("What second-approver threshold for refunds has been proposed?", [policy, draft],
                        "2026-04-20")
     assert proposed.decision is not None and proposed.decision.surface == "EUR 40,000", proposed.decision
+    # a change to come asked in words no draft status shares ("put forward") is answered by the
+    # proposal too: one rule sets aside what holds now and keeps what is proposed
+    record = resolve("Has a second-approver threshold of EUR 40,000 for refunds been put forward?",
+                     [policy, draft], "2026-04-20")
+    assert record.decision is not None and record.decision.surface == "EUR 40,000", record
 
 
 def test_a_short_plural_in_the_question_matches_its_singular_in_the_source() -> None:

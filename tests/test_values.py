@@ -37,6 +37,15 @@ def test_times_with_hand_computed_offsets() -> None:
         assert text[v.start : v.end] == v.surface
 
 
+def test_noon_and_midnight_are_times_of_day() -> None:
+    """A time named in words is a time: "due by noon?" proposes 12:00, so the question asks a time
+    (its answer is the time the source states), and "this afternoon" names none."""
+    got = [(v.value, v.surface) for v in read_values("by noon, or at midnight; this afternoon", "time")]
+    assert got == [("12:00", "noon"), ("00:00", "midnight")]
+    question = "Is the month-end pack due with the controller by noon on the first business day?"
+    assert asked_forms(question) == ("time",)
+
+
 def test_a_version_number_or_percentage_is_not_a_time() -> None:
     assert read_values("build 2.5.7, markup 1.2%, within 2.45 seconds", "time") == []
 

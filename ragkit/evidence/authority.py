@@ -27,6 +27,7 @@ from ragkit.core.records import GLOBAL_TENANT
 from ragkit.evidence.decision import Conflict
 from ragkit.evidence.resolution_state import Item, Resolution, dated_in, iso_day
 from ragkit.text.profile_views import ProfileMap
+from ragkit.text.relevance import question_terms
 from ragkit.text.values import sentence_at
 from ragkit.text.words import word_stems
 
@@ -92,8 +93,9 @@ def decide(r: Resolution) -> Item | None:
                         exc.ev.citation,
                     )
             holders = [h for h in holders if h.state != "rejected"]
-    if not r.forms:  # free text: no value comparison is possible
-        return max(holders, key=lambda i: (i.rank, i.score, i.when))
+    if not r.forms:  # free text: no value comparison is possible; the sentence most about the question
+        # answers (two sentences are not two values of one fact), authority and date among equals
+        return max(holders, key=lambda i: (i.score, i.rank, i.when))
     top = max(i.rank for i in holders)
     best = [i for i in holders if i.rank == top]
     values = {i.value.value for i in best if i.value}
@@ -318,7 +320,13 @@ def _other_subjects(r: Resolution, lead: Item, best: list[Item]) -> Item | None:
     # most of the question's words, then fewest words about other things ("A manual adjustment
     # above EUR 15,000 to a posted batch needs ... a second approver" against "Second-approver
     # threshold: EUR 40,000" for "what is the second-approver threshold?")
-    related = {id(i): (i.score, -_elsewhere(r, i)) for i in [lead, *others]}
+    # and, between those, the document whose title names more of what the question does, the
+    # row it was read as being about included ("... euro account? (Quarry Street Bank)")
+    asked = question_terms(r.question)
+    related = {
+        id(i): (i.score, -_elsewhere(r, i), len(word_stems(i.ev.envelope.title) & asked))
+        for i in [lead, *others]
+    }
     top = max(related.values())
     leaders = [i for i in [lead, *others] if related[id(i)] == top]
     if len({i.val for i in leaders}) > 1:

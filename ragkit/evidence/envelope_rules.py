@@ -90,7 +90,6 @@ def apply_gates(r: Resolution) -> None:
             else:
                 it.reject("expired", f"in effect until {iso_day(env.effective_to)}, before as_of")
     _reject_drafts(r)
-    _reject_in_force_for_future(r)
     for it in r.items:
         if it.state != "rejected" and r.asked_tenants:
             tenant = it.ev.envelope.tenant
@@ -108,26 +107,23 @@ def _draft_statuses() -> set[str]:
 
 
 def _reject_drafts(r: Resolution) -> None:
-    """A draft or proposal (its envelope ``status`` is one of the profile's ``draft_statuses``)
-    states nothing in force, unless the question itself asks about drafts or proposals."""
+    """What holds now is stated by a source in force, what is proposed or will apply by a proposal.
+
+    A draft or proposal (its envelope ``status`` is one of the profile's ``draft_statuses``) states
+    nothing in force (``not_in_force``), unless the question asks about drafts or proposals. A
+    question about what is proposed or what will apply ("What will the threshold be once the June
+    revision applies?", "Has a cut to 4% been put forward?") is not answered by a source in force:
+    it states what holds now (``neighbouring_fact``)."""
     statuses = _draft_statuses()
-    if letter_stems(r.question) & letter_stems(" ".join(statuses)):
-        return
+    future = asks_future(r.question)
+    about_drafts = future or bool(letter_stems(r.question) & letter_stems(" ".join(statuses)))
     for it in r.items:
         status = it.ev.envelope.status.strip().lower()
-        if it.state != "rejected" and status in statuses:
+        if it.state == "rejected":
+            continue
+        if status in statuses and not about_drafts:
             it.reject("not_in_force", f"its status is '{status}': a proposal, not a rule in force")
-
-
-def _reject_in_force_for_future(r: Resolution) -> None:
-    """A question about what is proposed or what will apply ("What will the threshold be once the
-    June revision applies?", "Has a cut to 4% been put forward?") is not answered by a source in
-    force: it states what holds now. Only a proposal (a draft status) may state it."""
-    if not asks_future(r.question):
-        return
-    statuses = _draft_statuses()
-    for it in r.items:
-        if it.state != "rejected" and it.ev.envelope.status.strip().lower() not in statuses:
+        elif status not in statuses and future:
             it.reject("neighbouring_fact", "states what holds now; the question asks what is proposed or "
                       "will apply")
 

@@ -1,15 +1,14 @@
 """Rule 6, relevance: the value each source states about the question, with the sentence it rests on.
 
 For every item still open, :func:`read_relevant_values` reads the values of the asked forms
-(:func:`ragkit.text.asked.asked_forms`; for a free-text question, its sentences) and keeps the one
-whose sentence, situated by its section heading and table header
-(:func:`ragkit.text.relevance.context`), shares the most with the question: its content-word stems
-(:data:`ragkit.text.words.SAME_MEANING` classes match each other), the tenant or identifiers it
-names, the source's own condition. Values the question names, headings, column headers, statuses
-outside a status field, values stated for another code (``| DKK | 10:30 |`` for a CHF question),
-identifiers of another shape and, for a why-question, non-causal sentences are not answers.
-When no value anywhere relates to the question's words, only sources the question's identifiers
-lead to by links keep theirs.
+(:func:`ragkit.text.asked.asked_forms`; for a free-text question, its sentences) and keeps the one whose
+sentence, situated by its section heading and table header (:func:`ragkit.text.relevance.context`), shares
+the most with the question: its content-word stems (:data:`ragkit.text.words.SAME_MEANING` classes match
+each other), the tenant or identifiers it names, the source's own condition. Values the question names,
+headings, column headers, statuses outside a status field, values stated for another code
+(``| DKK | 10:30 |`` for a CHF question), identifiers of another shape and, for a why-question, non-causal
+sentences are not answers. When no value anywhere relates to the question's words, only sources the
+question's identifiers lead to by links keep theirs.
 
 Example:
     >>> from ragkit.evidence.spans import Evidence
@@ -293,7 +292,8 @@ def _infer_forms(r: Resolution) -> None:
 
 
 def _choose(r: Resolution, it: Item, candidates: list[tuple[float, Value, frozenset[str], str]]) -> None:
-    """Set ``it``'s value to its best candidate: most shared words, then (with a fit) the best fit.
+    """Set ``it``'s value to its best candidate: most shared words, then (with a fit) the best fit,
+    then fewest of the question's identifiers named ("| 07:34 | OPS-1935 opened |" only names one).
 
     With a :class:`ragkit.evidence.fit.SentenceFit`, a sentence the cross-encoder finds answering
     the question counts as one more shared word, so a sentence that answers in other words
@@ -301,11 +301,11 @@ def _choose(r: Resolution, it: Item, candidates: list[tuple[float, Value, frozen
     """
     fits = r.fit(r.question, [c[3] for c in candidates]) if r.fit is not None else [0.0] * len(candidates)
     threshold = r.fit.threshold if r.fit is not None else 0.0
-    best: tuple[float, float] | None = None
+    best: tuple[float, float, int] | None = None
     for (score, v, named, _), fit in zip(candidates, fits, strict=True):
         if r.fit is not None and fit >= threshold:
             score += 1
-        key = (score, fit)
+        key = (score, fit, -len(named & set(r.ids)))
         if best is None or key > best:
             best = key
             it.score, it.value, it.matched, it.fit = score, v, named, fit

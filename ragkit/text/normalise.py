@@ -51,8 +51,11 @@ def normalise_value(kind: str, text: str) -> str:
     raw = text.strip()
     if kind == "time":
         m = re.search(r"\b(\d{1,2})[:.](\d{2})\b", raw)
+        named = re.search(r"\b(noon|midday|midnight)\b", raw, re.IGNORECASE)  # a time named in words
         if m:
             h, mi = int(m.group(1)), int(m.group(2))
+        elif named:
+            h, mi = (0 if named.group(1).lower() == "midnight" else 12), 0
         else:
             m = re.search(r"\b(\d{1,2})\s*([ap])\.?m\b", raw, re.IGNORECASE)
             if not m:

@@ -29,7 +29,7 @@ from ragkit.text.words import IRREGULAR, TASK_STOPWORDS
 
 __all__ = ["asking_clause", "in_clause", "relative_thing", "described_subject", "described_clause",
            "asked_subject", "subject_words", "requesters", "typed_records", "which_noun",
-           "required_words"]
+           "required_words", "source_named"]
 
 
 # where a phrase names the source, not what is asked ("..., according to its design note?")
@@ -90,8 +90,26 @@ def typed_records(question: str, ids: Sequence[str], kinds: Sequence[str]) -> se
     return {kind for kind in kinds if re.search(together.format(ids=alts, kind=kind), ask)}
 
 
+# "according to the thread", "as per its design note": the last word names where it is written
+_SOURCE = re.compile(r"\b(?:according to|as per)\s+(?:[\w'-]+\s+){0,4}?([\w-]+)\s*(?=[,.;:?!]|$)", re.I)
+
+
+def source_named(question: str) -> str | None:
+    """The noun a question names as where the answer is written ("according to *the thread*"):
+    it says which record to read, not what is asked of it.
+
+    Example:
+        >>> source_named("What status is OPS-1075 in according to the thread?")
+        'thread'
+        >>> source_named("According to the Q2 2026 platform review, which bank sent 4 notices?")
+        'review'
+    """
+    m = _SOURCE.search(question)
+    return m.group(1).lower() if m else None
+
+
 # "the bank that holds ...": a thing (group 1) a relative clause describes
-_RELATIVE_THING = r"\bthe\s+([a-z]+)\s+(?:that|which|who)\s+[a-z]+"
+_RELATIVE_THING = r"\bthe\s+([a-z]+)\s+(?:(?:that|which|who)\s+[a-z]+|behind\s+\S)"
 # "What does the bank that holds ... charge?": that thing is the subject, something else is asked
 _DESCRIBED_SUBJECT = re.compile(
     r"\b(?:what|which|how(?:\s+\w+)?)\s+(?:does|do|did|will|would|can|could|should|must)\s+"

@@ -109,7 +109,8 @@ FORM_PATTERNS: dict[str, re.Pattern[str] | ProfileRegex] = {
     "time": re.compile(
         r"(?<![\d.,:-])(?:[01]?\d|2[0-3]):[0-5]\d(?![\d:])"
         r"|(?<![\d.,])(?:[01]?\d|2[0-3])\.[0-5]\d(?=\s*(?:am|pm|a\.m\.|p\.m\.|CET|CEST|UTC|GMT|h)\b)"
-        r"|(?<![\d.,:])(?:1[0-2]|0?[1-9])\s*[ap](?:\.m\.|m\b)",
+        r"|(?<![\d.,:])(?:1[0-2]|0?[1-9])\s*[ap](?:\.m\.|m\b)"
+        r"|\b(?:noon|midday|midnight)\b",
         re.IGNORECASE,
     ),
     # the code and the figure on one line ("currency=EUR" ending a log line is no amount); a price of

@@ -44,8 +44,14 @@ from ragkit.evidence.decision import Decision, DecisionRecord, Rejected
 from ragkit.evidence.resolution import resolve
 from ragkit.text.asked import asked_id_shape
 from ragkit.text.profile_views import ProfileWords
-from ragkit.text.relevance import with_codes
-from ragkit.text.subjects import described_clause, described_subject, required_words, subject_words
+from ragkit.text.relevance import NOT_CODES, with_codes
+from ragkit.text.subjects import (
+    described_clause,
+    described_subject,
+    required_words,
+    source_named,
+    subject_words,
+)
 from ragkit.text.untrusted import looks_like_instruction
 from ragkit.text.value_patterns import STATUS_WORDS
 from ragkit.text.words import SAME_MEANING, TASK_STOPWORDS, compound_stems, stem
@@ -84,7 +90,9 @@ class Judging(RunMemory):
         typos = self.frame.typos  # "Wane" for the caller's Wayne: read as the tenant's name
         self.read = reworded(state.task, (*self.asked_words, *typos), (*said, *[state.tenant] * len(typos)))
         self.read += f" ({', '.join(self.referents)})" if self.referents else ""  # the row it describes
-        self.frame = replace(self.frame, names=respelled(self.frame.names, texts), predicate=said)
+        # (and searched for so: "commitee" finds no passage that says "committee")
+        self.frame = replace(self.frame, names=respelled(self.frame.names, texts), predicate=said,
+                             words=respelled(self.frame.words, texts))
         seen = visible(state)  # (not beyond the page the policy reads: see with_margin)
         for use in (u for u in state.evidence.values() if u.citation in seen):
             # the pipeline has no judging step: its one page goes to the reader as delivered
@@ -262,11 +270,13 @@ class Judging(RunMemory):
         out, subject = [], described_subject(self.frame.task)  # "the bank that holds ...": asked about
         clause = {stem(w.lower()) for w in with_codes(" ".join(described_clause(self.frame.task))).split()}
         proposed = str(STATUS_WORDS) if self.asked == "status" else "$^"  # "resolved yet?" proposes one
+        source = source_named(self.frame.task)  # "according to the thread": where, not what, is asked
         for w in self.frame.predicate:
-            if w in self.titled or w == subject or stem(w) in clause or re.fullmatch(proposed, w):
+            if w in self.titled or w in (subject, source) or stem(w) in clause or re.fullmatch(proposed, w):
                 continue  # a thing with records of its own, or what names it: not what is asked of it
-            for part in re.split(r"[-_]", w):
-                if len(part) > 2 and part not in GENERIC and part not in FRAME and part not in TASK_STOPWORDS:
+            for part in re.split(r"[-_]", w):  # (a time zone or a unit, "what time (UTC)", is no attribute)
+                if (len(part) > 2 and part not in GENERIC and part not in FRAME and part not in TASK_STOPWORDS
+                        and part.upper() not in NOT_CODES):
                     out.append(part)
         # (not the words of the table row that named the thing asked about: "the Globex DKK account")
         return [t for t in dict.fromkeys(out) if t not in self.described] or list(dict.fromkeys(out))

@@ -167,9 +167,9 @@ class Lookups(Judging):
         ask = ask_of(self.frame.task)
         thing, owned = relative_thing(ask), _OWNED.search(ask)
         found = self._named_rows(state, ask, thing or "", 2)
-        if not found and owned and not thing:
+        if not found and owned:  # ("the bank behind Wayne's euro account": Wayne's table names it)
             noun, whose = owned.group(2), owned.group(1).removesuffix("'s")
-            found = self._named_rows(state, ask, noun, 1)
+            found = {} if thing else self._named_rows(state, ask, noun, 1)
             if not found and f"owned:{noun}" not in self.tried:
                 self.tried.add(f"owned:{noun}")  # no table names it yet: the owner's ("Tyrell bank")
                 owner = self.frame.tenant if whose.lower() in ("their", "its") else whose
@@ -182,6 +182,8 @@ class Lookups(Judging):
         name, (_, use, row) = top[0], found[top[0]]
         self.followed.add(name)
         self.anchors.add(name)
+        if thing:  # "the bank behind Wayne's euro account" is the one its row names: the question's subject
+            self.referents.append(row[row.lower().index(name):][: len(name)])
         self.leads.setdefault(name, named_in(state, use.citation, name, row))
         self.described |= set(re.findall(r"[a-z]+", self.leads[name].lower()))  # the row names the thing
         rest = [w for w in self.frame.predicate if not mentions(row, w)]
@@ -232,7 +234,8 @@ class Lookups(Judging):
             head = where.splitlines()[-1].strip().strip("|").split("|")
             unnamed = [c for c in ids if not mentions(ask, c) and len(head) == len(cells)
                        and stem(head[cells.index(c)].strip().lower()) in word_stems(ask)]
-            names = [text[cell[0]:cell[1]].strip()] if cell else unnamed
+            # (a row with no column for the thing a relative clause asks, "the bank that ...", names none)
+            names = [text[cell[0]:cell[1]].strip()] if cell else [] if noun and need > 1 else unnamed
             if len(names) == 1 and not mentions(coded, names[0]):
                 found.setdefault(names[0].lower(), (len(named), use, line.group(0)))
         return found

@@ -22,10 +22,11 @@ from typing import Any
 
 from ragkit.agent.offline.judging import Judgement
 from ragkit.agent.offline.lookups import Lookups
-from ragkit.agent.offline.page import read_uses, visible
+from ragkit.agent.offline.page import read_uses, reading_order
 from ragkit.agent.offline.passages import holder, named_in, thread_of
 from ragkit.agent.offline.reading import HOP_CUES, ROLES
 from ragkit.agent.state import Action, AgentState
+from ragkit.core.records import GLOBAL_TENANT
 from ragkit.text.profile import active_profile
 from ragkit.text.profile_views import ProfileSeq
 from ragkit.text.taskparse import content_words, feedback_terms, find_identifiers, keyword_query
@@ -143,7 +144,7 @@ class Moves(Lookups):
         order = (
             ["structured", "identifiers", "keywords", "feedback", "task"]
             if f.event
-            else ["identifiers", "keywords", "rules", "feedback", "structured", "task"]
+            else ["identifiers", "keywords", "rules", "general", "feedback", "structured", "task"]
         )
         for name in order:
             if name in self.tried:
@@ -176,6 +177,15 @@ class Moves(Lookups):
                 self.search_args(keyword_query(f), doc_type=",".join(rules)),
                 "keywords among the sources that state rules (" + ", ".join(rules) + ")",
             )
+        general = " ".join(w for w in keyword_query(f).split() if w != state.tenant.lower())
+        if name == "general" and rules and not f.event and f.tenant_named and general:
+            # the tenant's own rules are found with its name; a rule shared by every tenant among the
+            # shared sources, without it
+            return Action(
+                "search",
+                self.search_args(general, doc_type=",".join(rules), tenant=GLOBAL_TENANT),
+                f"keywords among the shared sources that state rules (tenant={GLOBAL_TENANT})",
+            )
         if (
             name == "structured"
             and f.event
@@ -195,11 +205,12 @@ class Moves(Lookups):
                 f"structured: tenant={state.tenant}" + (f", period {f.period[0][:7]}" if f.period else ""),
             )
         if name == "feedback":
-            seen = visible(state)
-            pool = judgement.counted or [
-                u
-                for u in state.evidence.values()
-                if u.citation in seen and not looks_like_instruction(str(u.item.get("text", "")))
+            # (in the order the pages showed them: what a margin held does not reorder the pool)
+            counted = {u.citation for u in judgement.counted}
+            pool = [
+                state.evidence[c] for c in reading_order(state)
+                if c in state.evidence and (c in counted if counted else not looks_like_instruction(
+                    str(state.evidence[c].item.get("text", ""))))
             ]
             texts = [str(u.item.get("text", "")) for u in pool[:6]]
             terms = feedback_terms(texts, f.task, n=4)
@@ -233,6 +244,18 @@ class Moves(Lookups):
                     {"query": " ".join(words), "k": self.k},
                     f"the condition of {rejected.citation} is met: search the rule it deferred to",
                 )
+        return None
+
+    def list_named_record(self, state: AgentState) -> Action | None:
+        """Before abstaining: list what links to a record the task names by key. A ticket does not
+        link to its review; the review links to it (the next step reads the replies listed)."""
+        kinds = ROLES.get("listed_by_links", ())
+        have = {str(u.item.get("doc_id")).lower() for u in read_uses(state)
+                if u.item.get("source_type") in kinds}
+        for doc_id in (i.lower() for i in self.frame.identifiers):
+            if doc_id in have and doc_id not in self.related_done:
+                self.related_done.add(doc_id)
+                return Action("related", {"doc_id": doc_id}, f"list what links to {doc_id}, the record named")
         return None
 
     def _listed(self, state: AgentState, kinds: Sequence[str], have: set[str]) -> Action | None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from ragkit.agent.state import Action, AgentState, EvidenceUse
 from ragkit.text.untrusted import looks_like_instruction
 
-__all__ = ["MARGIN", "with_margin", "visible", "read_uses"]
+__all__ = ["MARGIN", "with_margin", "visible", "reading_order", "read_uses"]
 
 #: Extra results asked of every search, so that the page the policy reads (the first ``k``
 #: results that are not instruction-shaped) is the same whether or not a corpus carries
@@ -35,7 +35,14 @@ def with_margin(action: Action) -> Action:
 
 def visible(state: AgentState) -> set[str]:
     """Citations the policy reads: per search, the first ``k - MARGIN`` clean results; every read."""
-    out: set[str] = set()
+    return set(reading_order(state))
+
+
+def reading_order(state: AgentState) -> list[str]:
+    """The citations of :func:`visible` in the order the policy first read them (page by page),
+    not the order they entered the evidence: a result in one search's margin is read where a later
+    page shows it, whatever text pushed it into that margin."""
+    out: dict[str, None] = {}
     for step in state.steps:
         if step.refused is not None or not step.ok:
             continue
@@ -47,14 +54,14 @@ def visible(state: AgentState) -> set[str]:
                 for i in step.response.get("results") or []
                 if not looks_like_instruction(str(i.get("text", "")))
             ]
-            out.update(clean[:page])
+            out.update(dict.fromkeys(clean[:page]))
         else:
-            out.update(
+            out.update(dict.fromkeys(
                 str(i.get("citation"))
                 for i in step.response.get("documents") or []
                 if not looks_like_instruction(str(i.get("text", "")))
-            )
-    return out
+            ))
+    return list(out)
 
 
 def read_uses(state: AgentState) -> list[EvidenceUse]:

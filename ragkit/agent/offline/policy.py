@@ -24,7 +24,7 @@ from ragkit.agent.offline.passages import holder
 from ragkit.agent.offline.reading import CAUSE_ASK, origins, target_type
 from ragkit.agent.state import Action, AgentState
 from ragkit.evidence.fit import SentenceFit, quote_fit
-from ragkit.text.asked import asked_kind
+from ragkit.text.asked import asked_forms, asked_kind
 from ragkit.text.asking import ask_of, split_asks
 from ragkit.text.relevance import unexcluded
 from ragkit.text.taskparse import keyword_query, parse_task
@@ -86,6 +86,9 @@ class OfflineRun(Moves):
             action = self.next_variant(state, judgement) or self.follow_evidence(state, judgement)
         elif action is None:
             action = self.follow_evidence(state, judgement) or self.next_variant(state, judgement)
+        if action is not None:
+            return action
+        action = self.list_named_record(state)
         if action is not None:
             return action
         return self.conclude(state, "every query variant and link is tried")
@@ -162,7 +165,8 @@ class OfflinePolicy:
         frame = parse_task(task, tenant=state.tenant, as_of=state.as_of)
         return OfflineRun(
             via=origins(task, frame.identifiers),
-            cause=asked_kind(task) == "text" and bool(CAUSE_ASK.search(unexcluded(ask_of(task)))),
+            # (a duration, count or share asked is no cause: "how many days does the bank behind ... get")
+            cause=not asked_forms(task) and bool(CAUSE_ASK.search(unexcluded(ask_of(task)))),
             target=target_type(ask_of(task)),
             frame=frame,
             asked=asked_kind(task),
