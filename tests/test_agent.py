@@ -886,35 +886,6 @@ def test_the_source_a_question_reads_from_is_not_what_it_asks():
     assert not result.abstained and result.value == "investigating", result.answer
 
 
-def test_a_tenants_rule_question_also_searches_the_rules_for_every_tenant():
-    """"What EUR cutoff applies to Acme right now?": Acme's own policies fill every page a search with
-    its name delivers, and none states a EUR cutoff. A search among the shared rule sources, without
-    the tenant's name, finds the rule that holds for every tenant."""
-    base = {k: v for k, v in SHELF[0].items() if k not in ("text", "doc_id", "anchor", "links")}
-    policy = {**base, "source_type": "policy", "authority": "policy_owner", "links": [], "anchor": "rules"}
-    docs = [{**policy, "doc_id": f"pol-acme-{n}", "tenant": "acme",
-             "text": f"Acme applies its EUR fee schedule {n} right now."} for n in range(6)]
-    docs.append({**policy, "doc_id": "pol-cutoffs", "text": "EUR cutoff: 15:00 for every tenant; it applies "
-                                                          "right now."})
-
-    class TypedShelf(ShelfToolbox):
-        """Searches keep to the source types a ``doc_type`` argument names."""
-
-        def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-            kinds = str(arguments.get("doc_type") or "").split(",")
-            if name != "search_knowledge" or not arguments.get("doc_type"):
-                return super().call(name, arguments)
-            shown, self.docs = self.docs, [d for d in self.docs if d["source_type"] in kinds]
-            try:
-                return super().call(name, arguments)
-            finally:
-                self.docs = shown
-
-    result = Agent(TypedShelf(docs=docs), OfflinePolicy(), placement="hybrid").run(
-        "What EUR cutoff applies to Acme right now?", as_of="2026-03-16")
-    assert not result.abstained and result.value == "15:00", result.answer
-
-
 def test_a_thing_named_by_its_relation_to_an_identifier_is_looked_up_first():
     """"The bank that holds acme-19559": the accounts table names the bank (Vireo Bank); the
     agent searches that bank's agreement, whose documents then count although they never name

@@ -1105,10 +1105,11 @@ def test_a_free_text_question_about_an_identifier_reads_its_row() -> None:
     assert record.decision is not None and "Solent Bank" in str(record.decision.surface), record.decision
 
 
-def test_a_free_text_answer_is_the_sentence_most_about_the_question_whatever_its_authority() -> None:
+def test_a_free_text_sentence_relating_half_as_much_does_not_answer_whatever_its_authority() -> None:
     """Two sentences are not two values of one fact: for "Which bank is acme-31325 held at?" the
     accounts table's row of that account (read by its Bank column) answers, not a ticket's sentence
-    that only shares the word "bank", though the ticket's authority ranks above the wiki page's."""
+    that relates half as much (it only shares the word "bank"), though the ticket's authority ranks
+    above the wiki page's."""
     table = ev("wiki-accounts", "| Account | Currency | Bank |\n|---|---|---|\n| acme-71349 | EUR | "
                "Pellucid Bank |\n| acme-31325 | PLN | Quarry Street Bank |", "accounts", authority="support",
                tenant="acme", title="Acme accounts")

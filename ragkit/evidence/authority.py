@@ -93,9 +93,13 @@ def decide(r: Resolution) -> Item | None:
                         exc.ev.citation,
                     )
             holders = [h for h in holders if h.state != "rejected"]
-    if not r.forms:  # free text: no value comparison is possible; the sentence most about the question
-        # answers (two sentences are not two values of one fact), authority and date among equals
-        return max(holders, key=lambda i: (i.score, i.rank, i.when))
+    if not r.forms:  # free text: no value comparison is possible; a sentence that relates to the
+        # question at most half as much as another answers nothing (two sentences are not two values
+        # of one fact), then authority and date decide ("| acme-31325 | PLN | Quarry Street Bank |"
+        # for "which bank is acme-31325 held at?", not a ticket's "the bank rejected the file")
+        top = max(i.score for i in holders)
+        return max((i for i in holders if 2 * i.score > top or i.score == top),
+                   key=lambda i: (i.rank, i.score, i.when))
     top = max(i.rank for i in holders)
     best = [i for i in holders if i.rank == top]
     values = {i.value.value for i in best if i.value}

@@ -26,7 +26,6 @@ from ragkit.agent.offline.page import read_uses, reading_order
 from ragkit.agent.offline.passages import holder, named_in, thread_of
 from ragkit.agent.offline.reading import HOP_CUES, ROLES
 from ragkit.agent.state import Action, AgentState
-from ragkit.core.records import GLOBAL_TENANT
 from ragkit.text.profile import active_profile
 from ragkit.text.profile_views import ProfileSeq
 from ragkit.text.taskparse import content_words, feedback_terms, find_identifiers, keyword_query
@@ -144,7 +143,7 @@ class Moves(Lookups):
         order = (
             ["structured", "identifiers", "keywords", "feedback", "task"]
             if f.event
-            else ["identifiers", "keywords", "rules", "general", "feedback", "structured", "task"]
+            else ["identifiers", "keywords", "rules", "feedback", "structured", "task"]
         )
         for name in order:
             if name in self.tried:
@@ -176,15 +175,6 @@ class Moves(Lookups):
                 "search",
                 self.search_args(keyword_query(f), doc_type=",".join(rules)),
                 "keywords among the sources that state rules (" + ", ".join(rules) + ")",
-            )
-        general = " ".join(w for w in keyword_query(f).split() if w != state.tenant.lower())
-        if name == "general" and rules and not f.event and f.tenant_named and general:
-            # the tenant's own rules are found with its name; a rule shared by every tenant among the
-            # shared sources, without it
-            return Action(
-                "search",
-                self.search_args(general, doc_type=",".join(rules), tenant=GLOBAL_TENANT),
-                f"keywords among the shared sources that state rules (tenant={GLOBAL_TENANT})",
             )
         if (
             name == "structured"
