@@ -758,20 +758,30 @@ class HiddenSectionShelf(TitledShelf):
             self.docs = shown
 
 
+def _pm_1935() -> tuple[dict[str, Any], dict[str, Any]]:
+    """The shelf's base entry, and the postmortem of OPS-1935 (its timeline row states the workaround)."""
+    base = {k: v for k, v in SHELF[0].items() if k not in ("text", "doc_id", "anchor", "links")}
+    pm = {**base, "doc_id": "pm-acme-ops-1935", "tenant": "acme", "source_type": "postmortem",
+          "authority": "incident_review", "title": "Acme reconciliation: misallocated refunds",
+          "entities": ["acme", "OPS-1935"], "links": ["ops-1935"]}
+    return base, pm
+
+
+#: The postmortem's timeline: the ticket's opening and the workaround, each a row.
+_TIMELINE_1935 = ("| Time (UTC) | Event |\n|---|---|\n| 07:34 | OPS-1935 opened |\n"
+                  "| 11:34 | workaround in place |")
+
+
 def test_a_record_about_the_asked_key_is_read_whole():
     """The postmortem of OPS-1935 is not the ticket, but its envelope names OPS-1935: when its
     summary is all a search delivers, the agent reads it whole and finds the timeline row."""
-    base = {k: v for k, v in SHELF[0].items() if k not in ("text", "doc_id", "anchor", "links")}
-    pm = {**base, "doc_id": "pm-umbrella-ops-1935", "tenant": "acme", "source_type": "postmortem",
-          "authority": "incident_review", "title": "Umbrella reconciliation: misallocated refunds",
-          "entities": ["acme", "OPS-1935"], "links": ["ops-1935"]}
+    base, pm = _pm_1935()
     docs = [
         {**base, "doc_id": "ops-1935", "anchor": "top", "tenant": "acme", "source_type": "ticket",
          "title": "OPS-1935: refunds charged to the wrong merchant", "links": [],
          "text": "OPS-1935: refunds were charged to the wrong merchant after the Sunday run."},
         {**pm, "anchor": "summary", "text": "Refunds were charged to the wrong merchant (OPS-1935)."},
-        {**pm, "anchor": "timeline", "hidden": True, "text": "| Time (UTC) | Event |\n|---|---|\n"
-         "| 07:34 | OPS-1935 opened |\n| 11:34 | workaround in place |"},
+        {**pm, "anchor": "timeline", "hidden": True, "text": _TIMELINE_1935},
     ]
     result = Agent(HiddenSectionShelf(docs=docs), OfflinePolicy(), placement="hybrid").run(
         "At what time was the workaround in place for OPS-1935?", as_of="2026-02-02"
@@ -783,10 +793,7 @@ def test_a_time_zone_the_question_names_is_not_the_attribute_it_asks():
     """"What time (UTC) did we have a workaround running?": the rollout linked from the ticket
     says "finished at 17:21 UTC", which names the zone but no workaround; it is set aside and the
     postmortem's timeline row of the workaround answers (or, unread, the agent abstains)."""
-    base = {k: v for k, v in SHELF[0].items() if k not in ("text", "doc_id", "anchor", "links")}
-    pm = {**base, "doc_id": "pm-acme-ops-1935", "tenant": "acme", "source_type": "postmortem",
-          "authority": "incident_review", "title": "Acme reconciliation: misallocated refunds",
-          "entities": ["acme", "OPS-1935"], "links": ["ops-1935"]}
+    base, pm = _pm_1935()
     docs = [
         {**base, "doc_id": "ops-1935", "anchor": "top", "tenant": "acme", "source_type": "ticket",
          "title": "OPS-1935: refunds charged to the wrong merchant", "links": ["ro-8062"],
@@ -794,8 +801,7 @@ def test_a_time_zone_the_question_names_is_not_the_attribute_it_asks():
         {**base, "doc_id": "ro-8062", "anchor": "result", "tenant": "acme", "source_type": "rollout",
          "authority": "deployment_system", "title": "RO-8062: clearing-gateway 2.5.6", "links": [],
          "text": "RO-8062 for OPS-1935: deployment finished at 17:21 UTC on 26 May 2025."},
-        {**pm, "anchor": "timeline", "hidden": True, "text": "| Time (UTC) | Event |\n|---|---|\n"
-         "| 07:34 | OPS-1935 opened |\n| 11:34 | workaround in place |"},
+        {**pm, "anchor": "timeline", "hidden": True, "text": _TIMELINE_1935},
     ]
     question = "OPS-1935: what time (UTC) did we have a workaround running?"
     result = Agent(HiddenSectionShelf(docs=docs), OfflinePolicy(), placement="hybrid").run(
