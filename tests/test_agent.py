@@ -813,6 +813,22 @@ def test_a_time_zone_the_question_names_is_not_the_attribute_it_asks():
     assert not result.abstained and result.value == "11:34", result.answer
 
 
+def test_the_occasion_a_question_leads_in_with_is_not_what_it_asks():
+    """"On the Sunday when Acme's refunds were charged to the wrong merchant, what time did we get a
+    workaround running?": the lead-in says which day is meant; the ask is a workaround's time. A
+    timeline whose only row is the ticket's opening, under a title about the refunds, does not state
+    it: the agent abstains rather than answer 07:34."""
+    base, pm = _pm_1935()
+    docs = [
+        {**pm, "anchor": "timeline", "title": "Acme: refunds charged to the wrong merchant",
+         "text": "| Time (UTC) | Event |\n|---|---|\n| 07:34 | OPS-1935 opened |"},
+    ]
+    result = Agent(TitledShelf(docs=docs), OfflinePolicy(), placement="hybrid").run(
+        "On the Sunday when Acme's refunds were charged to the wrong merchant, what time did we get a "
+        "workaround running?", as_of="2026-02-02")
+    assert result.abstained, result.answer
+
+
 def test_a_misspelt_word_is_searched_as_the_evidence_spells_it():
     """"the dispute commitee": the first search finds a passage that spells it "committee", so the
     agent's keyword search asks for "committee" and finds the clause the misspelling never would."""
@@ -890,6 +906,23 @@ def test_the_source_a_question_reads_from_is_not_what_it_asks():
     result = Agent(TitledShelf(docs=docs), OfflinePolicy(), placement="hybrid").run(
         "What status is OPS-1075 in according to the thread?", as_of="2026-01-12")
     assert not result.abstained and result.value == "investigating", result.answer
+
+
+def test_how_a_value_rates_and_what_is_permitted_name_no_thing_a_sentence_must_state():
+    """"What's the latest time of day a file-ingest release is allowed to go out?" asks when a
+    release may go out: "latest" rates the time and "allowed" says it is permitted, so "Releases of
+    file-ingest go out on weekdays before 15:00 CET" states it without either word."""
+    base = {k: v for k, v in SHELF[0].items() if k not in ("text", "doc_id", "anchor", "links")}
+    note = {**base, "doc_id": "arch-file-ingest", "tenant": "global", "source_type": "architecture_note",
+            "authority": "engineering", "title": "file-ingest architecture", "links": []}
+    docs = [
+        {**note, "anchor": "overview", "text": "file-ingest reads the acquirer files into the platform."},
+        {**note, "anchor": "deployment",
+         "text": "Releases of file-ingest go out on weekdays before 15:00 CET, never during a batch close."},
+    ]
+    result = Agent(TitledShelf(docs=docs), OfflinePolicy(), placement="hybrid").run(
+        "What's the latest time of day a file-ingest release is allowed to go out?", as_of="2026-05-01")
+    assert not result.abstained and result.value == "15:00", result.answer
 
 
 def test_a_thing_named_by_its_relation_to_an_identifier_is_looked_up_first():

@@ -339,6 +339,10 @@ def test_telegraphic_asks_for_a_date_or_a_status() -> None:
     assert asked_forms("Is Hakimi the assignee?")[0] == "person"
 
 
+def test_what_state_a_thing_is_in_asks_a_status() -> None:
+    assert asked_forms("What state is the action item from the OPS-4025 postmortem in now?") == ("status",)
+
+
 def test_a_reported_question_is_what_the_message_asks() -> None:
     from ragkit.text.asking import questions_of
     message = ("Globex's settlement failed at 07:10. Their account manager is asking when we're obliged to "

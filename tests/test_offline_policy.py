@@ -549,6 +549,18 @@ def test_what_does_the_thing_a_relative_clause_describes_do_asks_what_it_does():
     assert not judgement.decided
 
 
+def test_a_unit_or_a_kind_of_value_is_not_the_attribute_asked():
+    # "after how many hrs?", "what share of ...", "credits per month": the value's form, not what it is of
+    for task, kinds in [("incident comander hand-off - after how many hrs?", {"hrs"}),
+                        ("What share of Initech's payouts went out on time in February 2026?", {"share"}),
+                        ("What is the most we can claim in service credits per month?", {"month"})]:
+        run, _, _ = _judged(task, [_item("rb-1", "Nothing here.")])
+        assert not kinds & set(run.attribute_terms()), (task, run.attribute_terms())
+    # (an ordinal is no unit: "a second approver" asks of an approver that is the second one)
+    run, _, _ = _judged("Where's the line for needing a second approver?", [_item("rb-1", "Nothing here.")])
+    assert "second" in run.attribute_terms()
+
+
 def test_the_tenants_own_bank_is_found_in_its_accounts_table_and_its_contract_counts():
     # "Acme's bank": no table names it yet, so the agent looks for Acme's bank; the accounts table
     # gives one bank for Acme, whose (global) contract then answers although it never names Acme

@@ -15,17 +15,17 @@ from __future__ import annotations
 
 import re
 
-from ragkit.text.words import ID_VALUE_PATTERN, QUESTION_STOPWORDS, TASK_STOPWORDS, compound_stems, stem
+from ragkit.text.words import (
+    ID_VALUE_PATTERN,
+    QUESTION_STOPWORDS,
+    RATING_WORDS,
+    TASK_STOPWORDS,
+    compound_stems,
+    stem,
+)
 
 __all__ = ["contrasting"]
 
-#: Modifiers that rate or place a thing rather than tell it from its siblings ("the *current*
-#: cutoff"): never a contrast.
-_NOT_CONTRASTING = frozenset(
-    "current latest present actual usual normal standard default maximum minimum total overall exact "
-    "whole given same other first last next previous final official formal real main specific "
-    "particular general single each every".split()
-)
 _WORD = re.compile(r"[a-z][a-z]+(?:-[a-z]+)*")
 # a word after a modal or "to" is a verb ("may exceed the retention period"), not a modifier
 _VERB_BEFORE = frozenset("may must can shall will should would could to not never does did do".split())
@@ -107,10 +107,10 @@ def contrasting(question: str, sentence: str, situated: str) -> str | None:
     for mod, head in _pairs(sentence):
         if _proper(sentence, mod, opener.start() if opener else 0):
             continue  # "Solent Bank" names one bank; it is no kind of bank beside "the receiving bank"
-        if _content(mod) and _content(head) and mod not in _NOT_CONTRASTING:
+        if _content(mod) and _content(head) and mod not in RATING_WORDS:
             found.setdefault(head.removesuffix("s"), set()).add(stem(mod))
     asked = [(m, h) for m, h in _pairs(question, in_noun_phrase=True)
-             if _content(m) and _content(h) and m not in _NOT_CONTRASTING]
+             if _content(m) and _content(h) and m not in RATING_WORDS]
     # the question's own kinds of that noun: "the finance team, the same as the disputes team?"
     # names both teams, and a sentence about either states one of them
     kinds = {h.removesuffix("s"): {stem(m) for m, x in asked if x == h} for _, h in asked}

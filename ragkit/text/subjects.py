@@ -23,48 +23,64 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from ragkit.text.asking import QUESTION_WORDS, ask_of, message_sentences, questions_of
+from ragkit.text.asking import (
+    QUESTION_PREPOSITIONS,
+    QUESTION_WORDS,
+    ask_of,
+    message_sentences,
+    questions_of,
+)
 from ragkit.text.relevance import with_codes
 from ragkit.text.words import IRREGULAR, TASK_STOPWORDS
 
-__all__ = ["asking_clause", "in_clause", "relative_thing", "described_subject", "described_clause",
-           "asked_subject", "subject_words", "requesters", "typed_records", "which_noun",
+__all__ = ["asking_clause", "in_clause", "relative_thing", "described_subject",
+           "described_clause", "asked_subject", "subject_words", "requesters", "typed_records", "which_noun",
            "required_words", "source_named"]
 
 
 # where a phrase names the source, not what is asked ("..., according to its design note?")
 _ACCORDING = re.compile(r"\b(?:according to|as (?:set out|stated|written|described) in|per)\b[^,;:?.]*",
                         re.IGNORECASE)
-_WH = re.compile(rf"\b(?:{QUESTION_WORDS})\b", re.IGNORECASE)
-# a lead-in naming a thing by what it does: "For the service that builds ...", "About the team who ..."
-_DESCRIBING = re.compile(r"^(?:for|about|regarding|concerning|as for|as to|on)\s+(?:the|our|their|its)\s+"
-                         r"(?:[\w-]+\s+){0,2}?[\w-]+\s+(?:that|which|who)\s+[a-z]+", re.IGNORECASE)
+# a lead-in that says when, where, under what or about what a question is asked: it opens with a
+# preposition or a subordinating conjunction ("On the day when ...", "Once we have failed over, ...")
+_LEADS_IN = re.compile(
+    r"(?:for|on|in|at|after|before|under|from|across|during|since|until|once|if|when|while|given|"
+    r"assuming|suppose|supposing|about|regarding|concerning|as for|as to)\b", re.IGNORECASE)
+# a clause that opens with its question word, after at most a linking word and a preposition
+_OPENS_WH = re.compile(
+    rf"(?:(?:and|so|but|then)\s+)?(?:(?:{QUESTION_PREPOSITIONS})\s+)?(?:{QUESTION_WORDS})\b", re.IGNORECASE)
 
 
 def asking_clause(question: str) -> str:
-    """The clause of the asking sentence that holds its question word, without the clauses before
-    it and any "according to ..." phrase, when the sentence leads in with a thing named by what it
-    does ("For the service that builds ..., "); ``""`` otherwise (a yes/no question, a question
-    word in the first clause, a topic or an instruction before it).
+    """The clause of the asking sentence that opens with its question word (after at most a
+    preposition: "within what time ..."), without the clauses before it and any "according to ..."
+    phrase, when a clause that opens with a preposition or a subordinating conjunction leads in
+    before it; ``""`` otherwise (a yes/no question, a question that opens the sentence, a topic or
+    an instruction before it: "Incident commander hand-off - after how many hours?").
 
-    Such a phrase says which thing is meant, not what is asked of it: in "For the service that
-    builds the SEPA files, within what time must an alert be acknowledged?" the asked attribute is
-    the alert's acknowledgement, and a sentence about the service's builds does not state it.
+    What leads in says which thing or occasion is meant, not what is asked of it: in "For the
+    service that builds the SEPA files, within what time must an alert be acknowledged?" the asked
+    attribute is the alert's acknowledgement, and a sentence about the service's builds does not
+    state it; in "On the day Acme's refunds failed, what time was a workaround running?" a sentence
+    about the failure does not state when a workaround ran.
 
     Example:
         >>> asking_clause("For the service that builds the SEPA files, within what time must an "
         ...               "alert be acknowledged, according to its design note?")
         'within what time must an alert be acknowledged'
+        >>> asking_clause("On the day when Acme's refunds failed, what time was a workaround running?")
+        'what time was a workaround running'
         >>> asking_clause("What is Acme's USD cutoff?")
         ''
     """
     ask = questions_of(ask_of(question)).strip()
     sentences = [s for s in message_sentences(ask) if s.rstrip().endswith("?")]
-    sentence = sentences[-1] if sentences else ask
-    clauses = re.split(r"\s*(?:[,;:]|\s-+\s|\u2014)\s*", sentence)
-    first = next((n for n, c in enumerate(clauses) if _WH.search(c)), None)
-    if not first or not _DESCRIBING.search(clauses[0]):
-        return ""  # no question word, or no lead-in before it that names a thing by what it does
+    if not sentences:
+        return ""  # a request without a question ("I want to check whether ..., and what it is.")
+    clauses = re.split(r"\s*(?:[,;:]|\s-+\s|\u2014)\s*", sentences[-1])
+    first = next((n for n, c in enumerate(clauses) if _OPENS_WH.match(c)), None)
+    if not first or not _LEADS_IN.match(clauses[0]):
+        return ""  # nothing leads in, or a topic ("Incident commander hand-off - after how many hours?")
     kept = " ".join(_ACCORDING.sub(" ", c) for c in clauses[first:])
     return " ".join(kept.replace("?", " ").split())
 
@@ -252,10 +268,18 @@ def which_noun(words: Sequence[str], question: str) -> list[str]:
 
 
 def required_words(words: Sequence[str], question: str, *, free_text: bool = False) -> list[str]:
-    """The ``words`` an answering sentence must name one of: those of the :func:`asking_clause`,
-    else, for a free-text answer, the noun a "which" question asks an instance of (:func:`which_noun`:
-    a typed value says what it is by its form, "pol-fees-v2" for "which policy"); ``[]``: no rule."""
-    return in_clause(words, question) or (which_noun(words, question) if free_text else [])
+    """The ``words`` an answering sentence must name one of: for a free-text answer, the noun a
+    "which" question asks an instance of (:func:`which_noun`: a typed value says what it is by its
+    form, "pol-fees-v2" for "which policy"), else those of the :func:`asking_clause`; ``[]``: no rule.
+
+    Example:
+        >>> q = "If a batch is stuck at night, which phone line gets me a senior person?"
+        >>> required_words(["phone", "line", "senior", "person"], q, free_text=True)
+        ['phone']
+        >>> required_words(["phone", "line", "senior", "person"], q)
+        ['phone', 'line', 'senior', 'person']
+    """
+    return (which_noun(words, question) if free_text else []) or in_clause(words, question)
 
 
 # "Kemi Petrakis from Acme wants ...", "Jonas at Wayne is writing ...", "Yara says ...": who asks

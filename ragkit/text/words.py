@@ -43,6 +43,8 @@ __all__ = [
     "WEEKDAYS",
     "SAME_MEANING",
     "IRREGULAR",
+    "RATING_WORDS",
+    "VALUE_KIND_WORDS",
     "prefix5",
     "stem",
     "word_stems",
@@ -72,6 +74,23 @@ until upon against among around across get got make made take took taken use use
 happen happened happens actually exactly anything something thing things way ways kind sort
 according supposed
 """.split()
+)
+
+#: Modifiers that rate or place a thing rather than name it or tell it from its siblings ("the
+#: *current* cutoff", "the *latest* time a release may go out"): never a contrast
+#: (:mod:`ragkit.text.contrast`), and never the thing a question asks about.
+RATING_WORDS = frozenset(
+    "current latest present actual usual normal standard default maximum minimum total overall exact "
+    "whole given same other first last next previous final official formal real main specific "
+    "particular general single each every earliest longest shortest highest lowest most least".split()
+)
+
+#: Words that name the form a value takes, not what it is of ("what *share* of the payouts", "after
+#: how many *hrs*", "credits per *month*"): never the attribute a question asks. ("second" and "min"
+#: are left out: a *second* approver, the *min* balance.)
+VALUE_KIND_WORDS = frozenset(
+    "share proportion fraction portion percent percentage ratio amount sum figure number value date time "
+    "seconds secs minute minutes mins hour hours hr hrs day days week weeks month months year years".split()
 )
 
 #: Words that are not content words of a question when relevance compares it with a sentence
@@ -139,13 +158,16 @@ def stem(word: str) -> str:
     The word is taken as given (lower-case it first). An irregular past form is read as its verb
     (:data:`IRREGULAR`) and a final "-ies" or "-ied" as "-y" first, so "swept" stems like
     "sweep", and "retries" and "retried" like "retry"; a short plural drops its "-s" ("banks",
-    "days"), which a five-letter prefix would otherwise keep apart from "bank" and "day".
+    "days") and a short verb's past its "-d" ("cured", "noted"), which a five-letter prefix would
+    otherwise keep apart from "bank", "day", "cure" and "note".
 
     Example:
         >>> stem("settlement"), stem("deployed"), stem("resolved"), stem("retries") == stem("retry")
         ('settl', 'rolli', 'fix', True)
         >>> stem("swept") == stem("sweeps"), stem("held") == stem("hold"), stem("banks") == stem("bank")
         (True, True, True)
+        >>> stem("cured") == stem("cure"), stem("speed") == stem("speeds")
+        (True, True)
     """
     word = IRREGULAR.get(word, word)  # "swept" stems like "sweep"
     if len(word) > 4 and word.endswith(("ies", "ied")):
@@ -153,6 +175,8 @@ def stem(word: str) -> str:
     canon = _CANON.get_all()
     if 3 < len(word) <= 5 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
         word = word if word in canon else word[:-1]  # ("acks" and "ships" are named in the thesaurus)
+    if len(word) == 5 and re.fullmatch(r"[a-z]{2}[^aeiou]ed", word) and word not in canon:
+        word = word[:-1]  # a short verb's past in "-d": "cured" stems like "cure", "noted" like "note"
     out = word[:5] if len(word) >= 5 else word
     return canon.get(out, out)
 

@@ -54,7 +54,14 @@ from ragkit.text.subjects import (
 )
 from ragkit.text.untrusted import looks_like_instruction
 from ragkit.text.value_patterns import STATUS_WORDS
-from ragkit.text.words import SAME_MEANING, TASK_STOPWORDS, compound_stems, stem
+from ragkit.text.words import (
+    RATING_WORDS,
+    SAME_MEANING,
+    TASK_STOPWORDS,
+    VALUE_KIND_WORDS,
+    compound_stems,
+    stem,
+)
 
 __all__ = ["GENERIC", "FRAME", "Judgement", "Judging"]
 
@@ -64,6 +71,10 @@ GENERIC = ProfileWords("generic_words")
 #: (the profile's ``frame_words``): words nearly every passage says, and a "date", "time" or
 #: "percentage" is what the value is, not what it is of.
 FRAME = ProfileWords("frame_words")
+
+# "is allowed to go out", "are required to be": a participle that says what is permitted or owed
+_PERMITTED = re.compile(r"\b(?:is|are|be|was|were|been|being)\s+([a-z]+ed)\s+to\b")
+
 
 @dataclass
 class Judgement:
@@ -274,18 +285,23 @@ class Judging(RunMemory):
         for w in self.frame.predicate:
             if w in self.titled or w in (subject, source) or stem(w) in clause or re.fullmatch(proposed, w):
                 continue  # a thing with records of its own, or what names it: not what is asked of it
-            for part in re.split(r"[-_]", w):  # (a time zone or a unit, "what time (UTC)", is no attribute)
+            # (a time zone or a unit, "what time (UTC)", "how many hrs", is no attribute)
+            for part in re.split(r"[-_]", w):
                 if (len(part) > 2 and part not in GENERIC and part not in FRAME and part not in TASK_STOPWORDS
-                        and part.upper() not in NOT_CODES):
+                        and part not in VALUE_KIND_WORDS and part.upper() not in NOT_CODES):
                     out.append(part)
         # (not the words of the table row that named the thing asked about: "the Globex DKK account")
         return [t for t in dict.fromkeys(out) if t not in self.described] or list(dict.fromkeys(out))
 
     def attribute_things(self) -> list[str]:
         """The attribute terms that name a thing (cutover, reserve), not only that something
-        happened (completed, fixed, approved: :data:`ragkit.text.words.SAME_MEANING` classes)."""
+        happened (completed, fixed, approved: :data:`ragkit.text.words.SAME_MEANING` classes), how
+        a value rates ("the *latest* time": :data:`ragkit.text.words.RATING_WORDS`) or what is
+        permitted ("is *allowed* to go out")."""
         verbs = {g[0] for g in SAME_MEANING}
-        return [t for t in self.attribute_terms() if stem(t.lower()) not in verbs]
+        permits = set(_PERMITTED.findall(self.frame.task.lower()))
+        return [t for t in self.attribute_terms()
+                if stem(t.lower()) not in verbs and t not in RATING_WORDS and t not in permits]
 
     def _unpredicated(self, use: EvidenceUse, decision: Decision) -> list[str]:
         """Why the decisive sentence does not state the asked attribute ([] when it does).
