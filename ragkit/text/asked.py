@@ -34,7 +34,7 @@ from ragkit.text.asking import (
 from ragkit.text.profile_views import ProfileSeq
 from ragkit.text.value_patterns import DURATION_QUALIFIERS, FORM_KIND, MONTH_WORDS, written_numbers
 from ragkit.text.values import Value, read_values
-from ragkit.text.words import id_shape, stem
+from ragkit.text.words import UNIT_ABBREVIATIONS, id_shape, stem
 
 __all__ = [
     "asked_kind",
@@ -262,7 +262,7 @@ def asked_unit(question: str) -> str | None:
     if owned:
         return owned.group(1)
     m = _HOW_MANY.search(ask_of(question).lower())
-    words = [_SPELLED_OUT.get(w, w) for w in _PHRASE_END.sub("", m.group(1)).split()] if m else []
+    words = [UNIT_ABBREVIATIONS.get(w, w) for w in _PHRASE_END.sub("", m.group(1)).split()] if m else []
     if len(words) >= 2 and words[-2] in DURATION_QUALIFIERS:
         return " ".join(words[-2:])  # a business day is not a calendar day
     return words[-1] if words else None
@@ -287,9 +287,6 @@ def counts_unit(surface: str, unit: str) -> bool:
     return all(stem(h.rstrip("s")) == stem(w.rstrip("s")) for h, w in zip(have, want, strict=True))
 
 
-# units of time as questions abbreviate them ("after how many hrs?"), as documents write them
-_SPELLED_OUT = {"sec": "seconds", "secs": "seconds", "min": "minutes", "mins": "minutes", "hr": "hours",
-                "hrs": "hours", "wk": "weeks", "wks": "weeks", "yr": "years", "yrs": "years"}
 
 #: Values whose words are units of measure, not what the question is about.
 _MEASURES = ("time", "amount", "duration", "percentage")

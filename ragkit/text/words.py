@@ -45,6 +45,7 @@ __all__ = [
     "IRREGULAR",
     "RATING_WORDS",
     "VALUE_KIND_WORDS",
+    "UNIT_ABBREVIATIONS",
     "prefix5",
     "stem",
     "word_stems",
@@ -85,12 +86,17 @@ RATING_WORDS = frozenset(
     "particular general single each every earliest longest shortest highest lowest most least".split()
 )
 
+#: Units of time as questions abbreviate them ("after how many *hrs*?"), and as documents write them.
+UNIT_ABBREVIATIONS = {"sec": "seconds", "secs": "seconds", "min": "minutes", "mins": "minutes", "hr": "hours",
+                      "hrs": "hours", "wk": "weeks", "wks": "weeks", "yr": "years", "yrs": "years"}
+
 #: Words that name the form a value takes, not what it is of ("what *share* of the payouts", "after
-#: how many *hrs*", "credits per *month*"): never the attribute a question asks. ("second" and "min"
-#: are left out: a *second* approver, the *min* balance.)
+#: how many *hrs*", "credits per *month*"): never the attribute a question asks. ("second", "sec"
+#: and "min" are left out: a *second* approver, the *min* balance.)
 VALUE_KIND_WORDS = frozenset(
     "share proportion fraction portion percent percentage ratio amount sum figure number value date time "
-    "seconds secs minute minutes mins hour hours hr hrs day days week weeks month months year years".split()
+    "seconds minute minutes hour hours day days week weeks month months year years".split()
+    + [short for short in UNIT_ABBREVIATIONS if short not in ("sec", "min")]
 )
 
 #: Words that are not content words of a question when relevance compares it with a sentence
