@@ -925,6 +925,26 @@ def test_how_a_value_rates_and_what_is_permitted_name_no_thing_a_sentence_must_s
     assert not result.abstained and result.value == "15:00", result.answer
 
 
+def test_a_shared_record_that_names_the_tenant_tells_of_the_tenants_own_event():
+    """"What share of the platform's volume came from Acme in Q4 2025?" asks what happened to Acme;
+    the platform review is a shared record, not Acme's own, but its row names Acme, so it is about
+    Acme and answers; a shared record that does not name Acme stays aside."""
+    base = {k: v for k, v in SHELF[0].items() if k not in ("text", "doc_id", "anchor", "links")}
+    shared = {**base, "tenant": "global", "source_type": "wiki", "authority": "operations", "links": [],
+              "published": "2026-01-20", "valid_from": "2026-01-20"}
+    docs = [
+        {**shared, "doc_id": "qr-platform-2025-q4", "anchor": "volumes-per-tenant",
+         "title": "Platform operations review Q4 2025",
+         "text": "| Tenant | Card captures | Share of volume |\n|---|---|---|\n| Acme | 690,000 | 18% |"},
+        {**shared, "doc_id": "qr-platform-2025-q4", "anchor": "availability",
+         "title": "Platform operations review Q4 2025",
+         "text": "Platform availability over the quarter was 99.85% of all volume windows."},
+    ]
+    result = Agent(TitledShelf(docs=docs), OfflinePolicy(), placement="hybrid").run(
+        "What share of the platform's total volume came from Acme in Q4 2025?", as_of="2026-05-15")
+    assert not result.abstained and result.value == "18%", result.answer
+
+
 def test_a_thing_named_by_its_relation_to_an_identifier_is_looked_up_first():
     """"The bank that holds acme-19559": the accounts table names the bank (Vireo Bank); the
     agent searches that bank's agreement, whose documents then count although they never name

@@ -147,6 +147,17 @@ def test_a_currency_named_in_words_is_its_code_not_a_word_to_share() -> None:
     assert "chf" in frame.words and "payouts" in frame.predicate
 
 
+def test_a_word_of_a_named_codes_name_is_that_code_not_another_name() -> None:
+    # "their Danish payment runs ... their DKK payments": "Danish" names DKK, which the passage
+    # must name anyway; a row that says "| DKK | 11:30 |" is not set aside for not saying "Danish"
+    message = ("Soylent's treasury people are reshuffling their Danish payment runs and want to be sure "
+               "of the deadline. By what time do their DKK payments have to be in to settle the same day?")
+    frame = parse_task(message, tenant="soylent", as_of="2026-08-10")
+    assert frame.names == () and frame.qualifiers == ("DKK",)
+    # without the code, the word is a name like any other (a Danish bank is no DKK payment)
+    assert parse_task("Is the Danish bank holding our EUR account?", tenant="soylent").names == ("Danish",)
+
+
 def test_a_near_miss_of_the_callers_tenant_names_the_tenant() -> None:
     # "Initch" is a typo of the caller's tenant, not another name every passage must carry
     frame = parse_task("Which commit fixed the Initch payout bug?", tenant="initech", as_of="2026-05-01")

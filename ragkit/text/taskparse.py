@@ -48,7 +48,7 @@ from ragkit.text.asking import (
     without_tag,
 )
 from ragkit.text.normalise import MONTHS
-from ragkit.text.profile_views import ProfileRegex, ProfileWords
+from ragkit.text.profile_views import ProfileRegex, ProfileSeq, ProfileWords
 from ragkit.text.ranges import MONTH_NAMES, asked_period, month_number
 from ragkit.text.relevance import with_codes
 from ragkit.text.subjects import requesters
@@ -75,6 +75,11 @@ _RULE = ProfileRegex("rule_cues", re.IGNORECASE)
 
 # the codes that narrow a question: the profile's currencies and the codes it names in words
 _CODES = ProfileWords(lambda p: {c.upper() for c in p.currencies} | {row[0].upper() for row in p.code_names})
+
+# each code with the words of its names in the profile ("DKK": danish, krone, kroner, ...)
+_CODE_NAME_WORDS = ProfileSeq(
+    lambda p: [(row[0].upper(), frozenset(" ".join(row[1:]).split())) for row in p.code_names]
+)
 
 @dataclass(frozen=True)
 class TaskFrame:
@@ -298,12 +303,16 @@ def parse_task(task: str, *, tenant: str = "*", as_of: object = None) -> TaskFra
     names: list[str] = []
     # a currency named in words ("Polish zloty") is a code, not a name
     coded_task = with_codes(task)
+    # ("Danish payment runs ... their DKK payments": a word of the name of a code the task names
+    # is that code, which the evidence must name anyway)
+    task_codes = {c for c in re.findall(r"\b[A-Z]{3}\b", coded_task) if c in _CODES}
+    code_words = {w for code, words in _CODE_NAME_WORDS if code in task_codes for w in words}
     for m in re.finditer(r"(?<![\w'])([A-Z][a-z][A-Za-z\-]+)('s)?", coded_task):
         word = m.group(1)
         opener = m.start() == 0 or bool(re.search(r"[.?!:]\s*$", coded_task[: m.start()]))
         if word not in ask and word.lower() != tenant.lower():
             continue  # named only around the question (who is asking, for whom): not what is asked
-        if word.lower() in month_words or word.lower() in TASK_STOPWORDS:
+        if word.lower() in month_words or word.lower() in TASK_STOPWORDS or word.lower() in code_words:
             continue
         if opener and not m.group(2):
             continue

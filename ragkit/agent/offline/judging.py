@@ -229,9 +229,10 @@ class Judging(RunMemory):
         if missing_names and not ids:
             return "does not name " + ", ".join(missing_names)
         tenant = state.tenant.lower()
-        if (  # (a record the tenant's own record led to is about it: the bank that holds its account)
+        if (  # (a record the tenant's own record led to is about it: the bank that holds its account;
+            # so is a shared record that names the tenant: its row in a platform review)
             f.event and f.tenant_named and not led and tenant not in ("*", "")
-            and str(item.get("tenant")).lower() != tenant
+            and str(item.get("tenant")).lower() != tenant and not names(hay, tenant)
         ):
             return f"not a {state.tenant} record (the task asks about {state.tenant}'s own event)"
         return outside_period(item, f.period, event=f.event)
