@@ -297,3 +297,13 @@ def test_beir_workers_smoke(tmp_path, tiny_sets):
     assert [r[0] for r in rows[1:]] == ["1 worker, fixed depth 30 (before)", "2 workers, fixed depth 30",
                                         "2 workers, adaptive depth", "1 worker, adaptive depth"]
     assert rows[1][4] == "1.00x" and all(0.0 <= float(r[5]) <= 1.0 for r in rows[1:])
+
+
+def test_vocabulary_gap_smoke(tmp_path):
+    out = tmp_path / "gap.md"
+    run("vocabulary_gap.py", "--limit", "6", "--depth", "50", "--result", str(out))
+    rows = table(out)
+    assert rows[0][:2] == ["style", "cases"] and rows[-1][:2] == ["all", "6"]
+    # every style row's cases add up to the "all" row, and a rank is a number or beyond the depth
+    assert sum(int(r[1]) for r in rows[1:-1]) == 6
+    assert all(re.fullmatch(r"\d+(\.\d+)?|>50", r[2]) for r in rows[1:])
