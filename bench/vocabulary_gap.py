@@ -24,7 +24,7 @@ from typing import Any
 from _common import PARAPHRASES, SPLITS, parser, publish
 
 from ragkit import FunnelSettings, load_cases
-from ragkit.core import Scope, parse_time, snapshot_filters
+from ragkit.core import snapshot_filters
 from ragkit.course import course_index
 from ragkit.evaluation import assign_splits, load_splits
 from ragkit.retrieval.fusion import Ranking, fuse
@@ -60,26 +60,26 @@ def main() -> int:
     cases = load_cases(PARAPHRASES)
     split = assign_splits(cases, load_splits(SPLITS), "paraphrases")
     ranks: dict[str, dict[str, list[int | None]]] = defaultdict(lambda: defaultdict(list))
+    depth, width = settings.rerank_depth, settings.candidates
     for case in cases:
         if split[case.id] != "dev" or not case.answerable:
             continue
         if args.limit and len(ranks["all"]["bm25"]) >= args.limit:
             break
         decisive = {e.doc_id for e in case.evidence if e.role == "decisive"}
-        scope = Scope(case.caller.tenant, case.caller.groups)
-        mask = index.mask(scope, snapshot_filters(parse_time(case.as_of)))
+        mask = index.mask(case.caller, snapshot_filters(case.as_of))
         lexical = index.search_lexical(case.task, args.depth, mask)
         dense = index.search_dense(case.task, args.depth, mask)
-        width = settings.candidates
+        # the funnel's first stage: each list cut to its width, fused as the funnel fuses them
         fused = fuse([Ranking(lexical.ids[:width], lexical.scores[:width]),
                       Ranking(dense.ids[:width], dense.scores[:width])],
-                     method=settings.fusion, k=settings.rrf_k).top(width)
+                     method=settings.fusion, k=settings.rrf_k,
+                     weights=[settings.lexical_weight, settings.dense_weight]).top(width)
         style = case.id.rsplit(".", 1)[-1].split("-")[0]
         for name, ranking in (("bm25", lexical), ("dense", dense), ("fused", fused)):
             rank = best_rank(ranking, index, decisive)
             ranks[style][name].append(rank)
             ranks["all"][name].append(rank)
-    depth, width = settings.rerank_depth, settings.candidates
     lines = [
         "# Where a development paraphrase's decisive document ranks in the first stage",
         "",

@@ -50,7 +50,7 @@ from ragkit.text.asking import (
 from ragkit.text.normalise import MONTHS
 from ragkit.text.profile_views import ProfileRegex, ProfileSeq, ProfileWords
 from ragkit.text.ranges import MONTH_NAMES, asked_period, month_number
-from ragkit.text.relevance import with_codes
+from ragkit.text.relevance import named_codes, with_codes
 from ragkit.text.subjects import requesters
 from ragkit.text.words import TASK_ID_PATTERNS, TASK_STOPWORDS, WEEKDAYS, prefix5
 
@@ -305,7 +305,7 @@ def parse_task(task: str, *, tenant: str = "*", as_of: object = None) -> TaskFra
     coded_task = with_codes(task)
     # ("Danish payment runs ... their DKK payments": a word of the name of a code the task names
     # is that code, which the evidence must name anyway)
-    task_codes = {c for c in re.findall(r"\b[A-Z]{3}\b", coded_task) if c in _CODES}
+    task_codes = set(named_codes(task))
     code_words = {w for code, words in _CODE_NAME_WORDS if code in task_codes for w in words}
     for m in re.finditer(r"(?<![\w'])([A-Z][a-z][A-Za-z\-]+)('s)?", coded_task):
         word = m.group(1)
