@@ -382,6 +382,19 @@ def test_search_k_above_ceiling_is_cut_and_said(model_box):
 
 
 @pytest.mark.slow
+def test_search_offset_reads_the_next_page_of_the_same_ranking(model_box):
+    whole = model_box.search_knowledge("settlement", k=6)["results"]
+    first = model_box.search_knowledge("settlement", k=3)["results"]
+    second = model_box.search_knowledge("settlement", k=3, offset=3)["results"]
+    assert [i["citation"] for i in first + second] == [i["citation"] for i in whole]
+    assert [i["rank"] for i in second] == [4, 5, 6]  # results keep their overall rank
+    past = model_box.search_knowledge("settlement", k=3, offset=500)
+    assert past["ok"] and past["results"] == [] and "No results past rank 500" in past["message"]
+    bad = model_box.call("search_knowledge", {"query": "settlement", "offset": -1})
+    assert not bad["ok"] and bad["error"]["field"] == "offset"
+
+
+@pytest.mark.slow
 def test_search_excerpt_is_capped(model_index):
     index = model_index
     box = Toolbox(index, Scope("acme"), settings=ToolSettings(excerpt_tokens=20))

@@ -39,7 +39,7 @@ from ragkit.core.records import GLOBAL_TENANT, Chunk, Envelope
 from ragkit.core.scope import ALL_TENANTS, Filters, Scope
 from ragkit.index.backend import Backend, as_backend
 from ragkit.models.tokens import truncate_to_tokens
-from ragkit.search.funnel import Funnel, Hit, SearchResult
+from ragkit.search.funnel import FUNNEL_PARAMS, Funnel, Hit, SearchResult
 from ragkit.text.untrusted import TRUST_LABEL
 from ragkit.tools.arguments import (
     ToolArgumentError,
@@ -119,11 +119,13 @@ class Toolbox:
     # -- public tools -----------------------------------------------------------------------
     def search_knowledge(self, query: str, k: int | None = None, doc_type: str | None = None,
                          valid_at: str | None = None, tenant: str | None = None,
-                         published_after: str | None = None, published_before: str | None = None) -> dict:
-        """Ranked excerpts for ``query`` in the bound scope (see the tool description)."""
+                         published_after: str | None = None, published_before: str | None = None,
+                         offset: int | None = None) -> dict:
+        """Ranked excerpts for ``query`` in the bound scope (see the tool description); ``offset``
+        skips that many ranked results (the next page of the same query)."""
         return self.call("search_knowledge", {
             "query": query, "k": k, "doc_type": doc_type, "valid_at": valid_at, "tenant": tenant,
-            "published_after": published_after, "published_before": published_before})
+            "published_after": published_after, "published_before": published_before, "offset": offset})
 
     def retrieve_documents(self, ids: list[str]) -> dict:
         """Full sections (``doc_id#anchor``) or documents (``doc_id``), capped, up to ``max_ids``."""
@@ -211,7 +213,7 @@ class Toolbox:
     # -- search_knowledge -------------------------------------------------------------------
     def _search(self, backend: Backend, query: str, k: int | None = None, doc_type: str | None = None,
                 valid_at: str | None = None, tenant: str | None = None, published_after: str | None = None,
-                published_before: str | None = None) -> dict[str, Any]:
+                published_before: str | None = None, offset: int | None = None) -> dict[str, Any]:
         spec, s = self.specs["search_knowledge"], self.settings
         if not query.strip():
             raise empty_query_error(spec)
@@ -241,11 +243,14 @@ class Toolbox:
                         published_before=before, valid_at=date_arg(valid_at, "valid_at", spec))
         asked.check_narrows(self.scope)  # ScopeError -> "out_of_scope"
         filters = combine_filters(self.filters, asked)
-        result = self.funnel.search(query, scope=self.scope, filters=filters, deliver=deliver, expand=False)
+        # the next page: the same ranking, read past the results already shown (as far as the funnel delivers)
+        skip = int(offset or 0)
+        result = self.funnel.search(query, scope=self.scope, filters=filters, expand=False,
+                                    deliver=min(skip + deliver, int(FUNNEL_PARAMS["deliver"].high or 1)))
         self.last_result = result
         moment = filters.valid_at or dt.datetime.now(dt.timezone.utc)
         items = []
-        for h in result.hits:
+        for h in result.hits[skip:skip + deliver]:
             if not self._visible(h.envelope):  # the funnel masks before ranking; re-checked on read
                 continue
             chunk = self._chunk_of(backend, h)
@@ -262,7 +267,12 @@ class Toolbox:
                 "end": chunk.start + len(text), "excerpt_truncated": cut, "trust": TRUST_LABEL})
         response: dict[str, Any] = {"tool": "search_knowledge", "ok": True, "notices": notices,
                                     "query": query, "filters": filters_json(filters), "results": items}
-        if not items:
+        if not items and skip and result.hits:
+            response["message"] = (f"No results past rank {skip}: the query {query!r} ranks "
+                                   f"{len(result.hits)} results under these filters (a page ends at rank "
+                                   f"{FUNNEL_PARAMS['deliver'].high:g}). To change: use other words rather "
+                                   "than a later page.")
+        elif not items:
             response["message"] = self._empty_message(backend, query, asked, filters, result.trace)
         response["trace"] = compact_trace(result.trace)
         return response
