@@ -307,3 +307,16 @@ def test_vocabulary_gap_smoke(tmp_path):
     # every style row's cases add up to the "all" row, and a rank is a number or beyond the depth
     assert sum(int(r[1]) for r in rows[1:-1]) == 6
     assert all(re.fullmatch(r"\d+(\.\d+)?|>50", r[2]) for r in rows[1:])
+
+
+def test_sentence_judges_smoke(tmp_path):
+    out = tmp_path / "judges.md"
+    run("sentence_judges.py", "--limit", "3", "--result", str(out))
+    rows = table(out)
+    assert rows[0][:4] == ["group", "cases", "with candidates", "expected value among them"]
+    groups = {r[0]: r for r in rows[1:]}
+    assert set(groups) == {"answerable: synonyms", "unanswerable (every style)"}
+    for r in groups.values():  # at most the limit, and a judge is right no more often than it could be
+        assert 0 <= int(r[2]) <= int(r[1]) <= 3
+    answerable = groups["answerable: synonyms"]
+    assert int(answerable[4]) <= int(answerable[3]) and int(answerable[5]) <= int(answerable[3])
