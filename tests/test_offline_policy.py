@@ -154,32 +154,6 @@ def test_with_no_search_left_and_nothing_found_it_abstains_and_says_what_it_sear
     assert "Missing: no excerpt about OPS-3318 commit fixed." in text and "To confirm: " in text
 
 
-def test_before_abstaining_it_reads_the_task_query_further_page_by_page():
-    # every variant tried and nothing found: the task's own ranking is read on, page by page, down
-    # to rank DEEPEST (a question in other words ranks its document below the first page)
-    from ragkit.agent.offline.moves import DEEPEST
-
-    state = _state(max_searches=20)
-    run = OfflinePolicy().begin(state)
-    run.first_search(state)
-    _searched(state, TASK, [DECOY])
-    offsets, action = [], run.next_action(state)
-    for _ in range(20):
-        if action.kind != "search":
-            break
-        if action.arguments["query"] == TASK:
-            offsets.append(action.arguments.get("offset"))
-        step = Step(state.turn, "search", dict(action.arguments), True, 0.0, 10,
-                    {"ok": True, "results": [DECOY]}, action.reason)
-        state.steps.append(step)
-        state.searches += 1
-        action = run.next_action(state)
-    page = 7 - MARGIN  # the first search asked for 7 and the policy read 5
-    assert offsets == list(range(page, DEEPEST, page)) == [5, 10, 15]
-    assert action.kind == "abstain"
-    assert all(s.arguments.get("k") == 7 for s in state.steps[-3:])  # each page with its margin
-
-
 # -- a decided value: follow it, then answer ---------------------------------------------------
 
 

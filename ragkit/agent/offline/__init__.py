@@ -55,9 +55,6 @@ The rules, in the order the loop meets them (CURRICULUM sections 1 and 7):
    the same entity and predicate, one with ``exception until cutover``, one with
    ``superseded revoked effective completed`` (CURRICULUM section 7's words); then resolve
    again, and check the condition of any conditional source the new evidence brought.
-   Before it abstains, the agent reads the task's own ranking further, a page at a time
-   (``offset``), down to rank :data:`~ragkit.agent.offline.moves.DEEPEST`: a question in other
-   words than its document's often ranks that document just below the first page.
 7. **Answer** with the resolved value first and the decisive sentence quoted, cited
    ``[doc_id#anchor]``; or **abstain**, saying what was searched, what was found, what
    is missing or which sources conflict, and what to confirm.

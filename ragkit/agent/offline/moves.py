@@ -7,11 +7,10 @@ the profile's rule sources, pseudo-relevance feedback) and follows what counted 
 (:meth:`Moves.follow_evidence`: links, a ticket's thread, the identifiers of a sentence about a
 fix, rollout or policy; :mod:`ragkit.agent.offline.lookups`: the record the ask names by its
 type, read whole, a thing named by its relation to an identifier, a clause a section refers to).
-With all of that tried it reads the task's own ranking further, page by page
-(:meth:`Moves.next_page`), before it abstains. Once a value is decided it reads the record the
-decisive sentence points at (:meth:`Moves.onward_lead`, or the clause a section refers to) and
-searches for what would overturn the value (:meth:`Moves.contradiction_search`;
-:meth:`Moves.deferred_rule` when an exception's condition has ended).
+Once a value is decided it reads the record the decisive sentence points at
+(:meth:`Moves.onward_lead`, or the clause a section refers to) and searches for what would
+overturn the value (:meth:`Moves.contradiction_search`; :meth:`Moves.deferred_rule` when an
+exception's condition has ended).
 """
 
 from __future__ import annotations
@@ -23,7 +22,7 @@ from typing import Any
 
 from ragkit.agent.offline.judging import Judgement
 from ragkit.agent.offline.lookups import Lookups
-from ragkit.agent.offline.page import MARGIN, read_uses, reading_order
+from ragkit.agent.offline.page import read_uses, reading_order
 from ragkit.agent.offline.passages import holder, named_in, thread_of
 from ragkit.agent.offline.reading import HOP_CUES, ROLES
 from ragkit.agent.state import Action, AgentState
@@ -32,11 +31,7 @@ from ragkit.text.profile_views import ProfileSeq
 from ragkit.text.taskparse import content_words, feedback_terms, find_identifiers, keyword_query
 from ragkit.text.untrusted import looks_like_instruction
 
-__all__ = ["CONTRADICTION_TERMS", "DEEPEST", "Moves"]
-
-#: How far down the task's own ranking the policy reads, page by page, before it abstains
-#: (:meth:`Moves.next_page`; the tool returns at most 8 results per call).
-DEEPEST = 20
+__all__ = ["CONTRADICTION_TERMS", "Moves"]
 
 #: Words that surface what would overturn a value (CURRICULUM section 7; the profile's
 #: ``contradiction_terms``).
@@ -252,24 +247,6 @@ class Moves(Lookups):
                 self.related_done.add(doc_id)
                 return Action("related", {"doc_id": doc_id}, f"list what links to {doc_id}, the record named")
         return None
-
-    def next_page(self, state: AgentState) -> Action | None:
-        """Before abstaining: the next page of the task's own query, down to rank :data:`DEEPEST`.
-
-        A question in other words than its document's ranks that document lower than the first page
-        (the first stage finds it, the cross-encoder does not put it first); every variant tried,
-        the ranking the task itself gives is read further before the agent says it cannot answer.
-        """
-        pages = [st for st in state.steps if st.action == "search" and st.ok and st.refused is None
-                 and st.arguments.get("query") == self.frame.task]
-        if not pages or state.searches_left <= 0:
-            return None
-        read = sum(max(1, int(st.arguments.get("k") or 4) - MARGIN) for st in pages)
-        if read >= DEEPEST:
-            return None
-        args = {**pages[0].arguments, "offset": read, "k": self.k}
-        return Action("search", args,
-                      f"the next page of the task's own query (ranks {read + 1}-{read + self.k})")
 
     def _listed(self, state: AgentState, kinds: Sequence[str], have: set[str]) -> Action | None:
         """Read (up to 4 at a time) the documents of ``kinds`` that a ``related`` listing showed

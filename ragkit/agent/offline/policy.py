@@ -88,7 +88,7 @@ class OfflineRun(Moves):
             action = self.follow_evidence(state, judgement) or self.next_variant(state, judgement)
         if action is not None:
             return action
-        action = self.list_named_record(state) or self.next_page(state)
+        action = self.list_named_record(state)
         if action is not None:
             return action
         return self.conclude(state, "every query variant and link is tried")
