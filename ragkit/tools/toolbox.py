@@ -67,6 +67,9 @@ __all__ = ["Toolbox"]
 log = logging.getLogger("ragkit.tools.toolbox")
 
 
+#: The deepest rank a search (``offset`` + ``k``) reaches: the funnel's largest delivered width.
+_DEEPEST = int(FUNNEL_PARAMS["deliver"].high or 1)
+
 class Toolbox:
     """The three retrieval tools bound to an index and a caller scope (server side).
 
@@ -246,7 +249,7 @@ class Toolbox:
         # the next page: the same ranking, read past the results already shown (as far as the funnel delivers)
         skip = int(offset or 0)
         result = self.funnel.search(query, scope=self.scope, filters=filters, expand=False,
-                                    deliver=min(skip + deliver, int(FUNNEL_PARAMS["deliver"].high or 1)))
+                                    deliver=min(skip + deliver, _DEEPEST))
         self.last_result = result
         moment = filters.valid_at or dt.datetime.now(dt.timezone.utc)
         items = []
@@ -269,9 +272,8 @@ class Toolbox:
                                     "query": query, "filters": filters_json(filters), "results": items}
         if not items and skip and result.hits:
             response["message"] = (f"No results past rank {skip}: the query {query!r} ranks "
-                                   f"{len(result.hits)} results under these filters (a page ends at rank "
-                                   f"{FUNNEL_PARAMS['deliver'].high:g}). To change: use other words rather "
-                                   "than a later page.")
+                                   f"{len(result.hits)} results under these filters (no search ranks past "
+                                   f"{_DEEPEST}). To change: use other words rather than a later page.")
         elif not items:
             response["message"] = self._empty_message(backend, query, asked, filters, result.trace)
         response["trace"] = compact_trace(result.trace)
