@@ -21,6 +21,12 @@ often each judge picks a sentence holding it; for unanswerable ones, how often a
 answer (cross-encoder: best logit at or above the threshold; local model: any number but 0).
 
 Usage: python bench/sentence_judges.py [--styles synonyms] [--passages 3] [--limit N] [--llm]
+
+To judge with a stronger cross-encoder than the bundled one (online, or from a local folder), name
+it the way the funnel's reranker is named: ``RAGKIT_RERANKER=BAAI/bge-reranker-base python
+bench/sentence_judges.py``. The funnel's reranking and :class:`ragkit.evidence.fit.SentenceFit`
+then both use that model; the first stage (BM25 and dense over the course index) stays the same.
+With no network only the bundled model loads, and the run stops with a message that says so.
 """
 
 from __future__ import annotations
